@@ -1,0 +1,54 @@
+/* Contacts: detection with link cells and the contact store.
+ *
+ * A contact j acts positively on body i1 and negatively on body i2; its normal n points from i2
+ * towards i1 (the paper's convention), t and o complete a right-handed frame. i2 < 0 names the
+ * wall -(i2 + 1). Contacts are kept when the gap is below a speculative margin so that fast
+ * particles cannot tunnel through each other within a step. */
+#ifndef GRANFLOW_CONTACT_H
+#define GRANFLOW_CONTACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "granflow/error.h"
+#include "granflow/geometry.h"
+#include "granflow/material.h"
+#include "granflow/particles.h"
+
+typedef struct {
+    size_t count, capacity;
+    int32_t *i1, *i2;
+    double *n[3], *t[3], *o[3]; /* contact frame */
+    double *r1[3], *r2[3];      /* lever arms from the centres to the contact point */
+    double *gap;                /* signed distance, negative when penetrating */
+    double *mu;
+    double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
+} gf_contacts;
+
+/* Link-cell workspace, kept between steps to avoid reallocation. */
+typedef struct {
+    double lo[3], h;
+    int dim[3];
+    size_t ncells, capcells, capitems;
+    int32_t *start; /* ncells + 1 offsets into item */
+    int32_t *item;  /* particle indices sorted by cell */
+    int32_t *cell;  /* cell of each particle */
+} gf_linkcells;
+
+void gf_contacts_init(gf_contacts *c);
+void gf_contacts_free(gf_contacts *c);
+void gf_contacts_clear(gf_contacts *c);
+
+void gf_linkcells_init(gf_linkcells *lc);
+void gf_linkcells_free(gf_linkcells *lc);
+
+/* Finds every sphere-sphere pair among local and ghost particles and every sphere-wall pair
+ * with gap < margin. Pairs of two ghosts are skipped (their owner finds them). */
+gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                            double margin, gf_linkcells *lc, gf_contacts *out);
+
+/* The same by checking all pairs: the reference for tests. */
+gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                                  double margin, gf_contacts *out);
+
+#endif

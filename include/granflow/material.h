@@ -1,0 +1,41 @@
+/* Materials and the friction table. Friction is a property of a pair of materials, so it is a
+ * symmetric table with a default for pairs not listed (pe averages two per-material values,
+ * which has no physical basis). */
+#ifndef GRANFLOW_MATERIAL_H
+#define GRANFLOW_MATERIAL_H
+
+#include "granflow/config.h"
+#include "granflow/error.h"
+
+#define GF_MAX_MATERIALS 16
+#define GF_NAME_LEN 64
+
+typedef struct {
+    int count;
+    char name[GF_MAX_MATERIALS][GF_NAME_LEN];
+    double density[GF_MAX_MATERIALS]; /* kg/m^3 */
+    double friction[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+} gf_materials;
+
+/* One material called "default" (density 1000) and friction 0 everywhere. */
+void gf_materials_init(gf_materials *m);
+/* Adds a material; its friction with every other one starts at `default_friction`. */
+gf_status gf_materials_add(gf_materials *m, const char *name, double density,
+                           double default_friction, int *index);
+gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu);
+/* Index of a material by name, or -1. */
+int gf_materials_find(const gf_materials *m, const char *name);
+
+/*  Materials {
+ *      friction 0.4;                           // default for every pair
+ *      Material { name glass; density 2650; }  // repeatable
+ *      Pair { a glass; b steel; friction 0.2; } // repeatable
+ *  }
+ */
+gf_status gf_materials_configure(gf_materials *m, gf_config_block *root);
+
+/* Looks up a material name read from key `key` of block `b` (a clear error if unknown). */
+gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const char *key,
+                              int *index);
+
+#endif

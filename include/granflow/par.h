@@ -1,0 +1,40 @@
+/* The MPI layer: every MPI call of the engine lives here (and in the HDF5 writer), so the
+ * physics modules stay testable without MPI and the communication pattern is in one place. */
+#ifndef GRANFLOW_PAR_H
+#define GRANFLOW_PAR_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "granflow/error.h"
+
+typedef struct {
+    MPI_Comm comm;
+    int rank;
+    int size;
+} gf_par;
+
+/* Starts MPI (if not yet started) and fills `par` for MPI_COMM_WORLD. */
+gf_status gf_par_init(int *argc, char ***argv, gf_par *par);
+gf_status gf_par_finalize(void);
+/* Ends the whole job: only main and the tests call it. */
+void gf_par_abort(const gf_par *par, int code);
+
+/* Collective agreement on failure: every rank passes its local status and all return the
+ * status of the lowest failing rank (GF_OK if none). `*first_rank` (may be NULL) receives that
+ * rank, so exactly one rank prints the message. */
+gf_status gf_par_agree(const gf_par *par, gf_status local, int *first_rank);
+
+/* Broadcasts a byte buffer owned by `root`; other ranks receive a malloc'd copy (NUL-terminated).
+ */
+gf_status gf_par_bcast_text(const gf_par *par, int root, char **text, size_t *len);
+
+typedef enum { GF_PAR_SUM, GF_PAR_MIN, GF_PAR_MAX } gf_par_op;
+gf_status gf_par_allreduce_double(const gf_par *par, double *values, int n, gf_par_op op);
+gf_status gf_par_allreduce_i64(const gf_par *par, int64_t *values, int n, gf_par_op op);
+/* Exclusive prefix sum over ranks (rank 0 gets 0): offsets of per-rank counts. */
+gf_status gf_par_exscan_i64(const gf_par *par, int64_t value, int64_t *offset);
+gf_status gf_par_barrier(const gf_par *par);
+
+#endif

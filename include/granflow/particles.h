@@ -1,0 +1,60 @@
+/* Particle storage as a structure of arrays: the solver and detection sweep one quantity over
+ * many particles, so each quantity is contiguous. Owned particles occupy [0, n_local), ghost
+ * copies of neighbours' particles [n_local, n_local + n_ghost).
+ *
+ * Every particle is a sphere for now; the storage keeps the full rigid-body state (orientation,
+ * principal inverse inertia in the body frame) so that the integrator is the general one. */
+#ifndef GRANFLOW_PARTICLES_H
+#define GRANFLOW_PARTICLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "granflow/error.h"
+
+typedef struct {
+    size_t n_local;
+    size_t n_ghost;
+    size_t capacity;
+    int64_t *id;            /* globally unique for the whole run */
+    double *x[3];           /* centre of mass position (m) */
+    double *q[4];           /* orientation, unit quaternion (w, x, y, z) */
+    double *v[3];           /* linear velocity (m/s) */
+    double *w[3];           /* angular velocity, world frame (rad/s) */
+    double *radius;         /* (m) */
+    double *inv_mass;       /* 1/kg; 0 for bodies of infinite mass */
+    double *inv_inertia[3]; /* principal inverse moments, body frame (1/(kg m^2)) */
+    int32_t *material;
+} gf_particles;
+
+/* One particle as a record, for adding, moving and testing (not for hot loops). */
+typedef struct {
+    int64_t id;
+    double x[3], q[4], v[3], w[3];
+    double radius, inv_mass, inv_inertia[3];
+    int32_t material;
+} gf_particle;
+
+void gf_particles_init(gf_particles *p);
+void gf_particles_free(gf_particles *p);
+gf_status gf_particles_reserve(gf_particles *p, size_t capacity);
+/* Appends an owned particle; only valid while there are no ghosts. */
+gf_status gf_particles_add(gf_particles *p, const gf_particle *rec);
+/* Appends a ghost copy after the owned particles. */
+gf_status gf_particles_add_ghost(gf_particles *p, const gf_particle *rec);
+void gf_particles_clear_ghosts(gf_particles *p);
+/* Removes owned particle i by moving the last owned one into its slot (no ghosts present). */
+void gf_particles_remove(gf_particles *p, size_t i);
+void gf_particles_get(const gf_particles *p, size_t i, gf_particle *rec);
+void gf_particles_set(gf_particles *p, size_t i, const gf_particle *rec);
+
+/* A solid sphere of the given radius and density, at rest, identity orientation. */
+void gf_particle_make_sphere(gf_particle *rec, int64_t id, const double x[3], double radius,
+                             double density, int32_t material);
+
+/* World-frame inverse inertia of particle i as a symmetric matrix (xx, xy, xz, yy, yz, zz). */
+void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]);
+
+double gf_particles_kinetic_energy(const gf_particles *p);
+
+#endif

@@ -1,0 +1,157 @@
+/* granflow: run a granular-dynamics scenario described by a configuration file.
+ *
+ *     mpirun -n 640 granflow channel.cfg [-Block.key=value ...]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/config.h"
+#include "granflow/log.h"
+#include "granflow/par.h"
+#include "granflow/sim.h"
+#include "granflow/version.h"
+
+static void usage(void) {
+    gf_log_info(
+        "usage: granflow FILE.cfg [-Block.key=value ...] [options]\n"
+        "\n"
+        "Runs the granular-dynamics scenario described by FILE.cfg (see configs/ and README.md).\n"
+        "Any key of the configuration can be overridden on the command line, e.g.\n"
+        "  granflow demo.cfg -Time.steps=500 -Solver.model=coulomb\n"
+        "\n"
+        "options:\n"
+        "  --check      read and validate the configuration, print it, and stop\n"
+        "  --help       this text\n"
+        "  --version    version and build information");
+}
+
+typedef struct {
+    const char *config_path;
+    int check_only;
+    int help;
+    int version;
+    int noverrides;
+    char **overrides;
+} options;
+
+static gf_status parse_args(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    o->overrides = argv;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            o->help = 1;
+        else if (strcmp(a, "--version") == 0)
+            o->version = 1;
+        else if (strcmp(a, "--check") == 0)
+            o->check_only = 1;
+        else if (a[0] == '-' && a[1] == '-')
+            return GF_ERROR(GF_ERR_INPUT, "unknown option '%s' (see granflow --help)", a);
+        else if (a[0] == '-')
+            o->overrides[o->noverrides++] = argv[i];
+        else if (!o->config_path)
+            o->config_path = a;
+        else
+            return GF_ERROR(GF_ERR_INPUT, "more than one configuration file given ('%s' and '%s')",
+                            o->config_path, a);
+    }
+    if (!o->config_path && !o->help && !o->version)
+        return GF_ERROR(GF_ERR_INPUT, "no configuration file given (see granflow --help)");
+    return GF_OK;
+}
+
+/* Reads and parses the configuration on rank 0, then gives every rank the same text. */
+static gf_status load_config(const gf_par *par, const options *o, gf_config **cfg) {
+    char *text = NULL;
+    size_t len = 0;
+    gf_status st = GF_OK;
+    *cfg = NULL;
+    if (par->rank == 0) {
+        st = gf_config_read_file(o->config_path, &text, &len);
+        if (st == GF_OK)
+            st = gf_config_parse(text, len, o->config_path, cfg);
+    }
+    int first = 0;
+    gf_status all = gf_par_agree(par, st, &first);
+    if (all != GF_OK) {
+        free(text);
+        gf_config_destroy(*cfg);
+        *cfg = NULL;
+        return all;
+    }
+    GF_TRY(gf_par_bcast_text(par, 0, &text, &len));
+    if (par->rank != 0)
+        st = gf_config_parse(text, len, o->config_path, cfg);
+    free(text);
+    for (int i = 0; st == GF_OK && i < o->noverrides; ++i)
+        st = gf_config_override(*cfg, o->overrides[i]);
+    return st;
+}
+
+/* Prints the message of a failed collective phase once, from the lowest failing rank. */
+static int report(const gf_par *par, gf_status st) {
+    int first = 0;
+    gf_status all = gf_par_agree(par, st, &first);
+    if (all == GF_OK)
+        return 0;
+    if (par->rank == first)
+        gf_log_error("%s: %s", gf_status_name(all), gf_error_message());
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    gf_par par;
+    if (gf_par_init(&argc, &argv, &par) != GF_OK) {
+        fprintf(stderr, "granflow: %s\n", gf_error_message());
+        return 1;
+    }
+    gf_log_set_rank(par.rank);
+
+    options o;
+    gf_status st = parse_args(argc, argv, &o);
+    if (report(&par, st)) {
+        gf_par_finalize();
+        return 2;
+    }
+    if (o.help || o.version) {
+        if (o.help)
+            usage();
+        if (o.version)
+            gf_log_info("%s", gf_version_string());
+        gf_par_finalize();
+        return 0;
+    }
+
+    gf_config *cfg = NULL;
+    gf_sim sim;
+    int failed = report(&par, load_config(&par, &o, &cfg));
+    if (!failed)
+        failed = report(&par, gf_sim_init(&sim, &par));
+    if (!failed) {
+        st = gf_sim_configure(&sim, cfg);
+        if (st == GF_OK)
+            st = gf_config_check_unused(cfg);
+        failed = report(&par, st);
+        if (!failed) {
+            char *eff = NULL;
+            if (gf_config_dump(cfg, &eff) == GF_OK) {
+                gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s",
+                            gf_version_string(), par.size, o.config_path, eff);
+                free(eff);
+            }
+            gf_log_info("%lld particles, %zu walls, solver %s, dt %g s, %ld steps",
+                        (long long)sim.global_particles, sim.walls.count,
+                        gf_solver_model_name(sim.solver_params.model), sim.dt, sim.steps);
+        }
+        if (!failed && !o.check_only) {
+            failed = report(&par, gf_sim_run(&sim));
+            if (!failed)
+                gf_sim_print_summary(&sim);
+        }
+        gf_sim_free(&sim);
+    }
+    gf_config_destroy(cfg);
+    gf_par_finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,1141 @@
+#include "granflow/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { VAL_WORD, VAL_NUMBER, VAL_STRING, VAL_VECTOR } value_kind;
+
+typedef struct {
+    char *key;
+    value_kind kind;
+    char *text;      /* words and strings: the content; numbers: the literal; vectors: "<a,b,c>" */
+    double num[3];   /* numbers and vectors */
+    int nvec;        /* number of vector components */
+    int line, col;   /* of the value; 0 when from the command line or a default */
+    int kline, kcol; /* of the key */
+    int used;
+    int is_default; /* recorded by a getter, not present in the input */
+} entry;
+
+struct gf_config_block {
+    char *name;
+    int line, col;
+    int used;
+    int implicit; /* created by a getter because the input did not have it */
+    entry *entries;
+    size_t nentries, capentries;
+    struct gf_config_block **children;
+    size_t nchildren, capchildren;
+    struct gf_config_block *parent;
+    struct gf_config *cfg;
+};
+
+struct gf_config {
+    char *filename;
+    gf_config_block *root;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tree building                                                                              */
+
+static char *dup_range(const char *s, size_t n) {
+    char *d = gf_malloc(n + 1, 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static char *dup_str(const char *s) {
+    return dup_range(s, strlen(s));
+}
+
+static gf_config_block *block_new(gf_config *cfg, gf_config_block *parent, const char *name,
+                                  int line, int col) {
+    gf_config_block *b = gf_calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->name = dup_str(name);
+    if (!b->name) {
+        free(b);
+        return NULL;
+    }
+    b->line = line;
+    b->col = col;
+    b->parent = parent;
+    b->cfg = cfg;
+    if (parent) {
+        if (parent->nchildren == parent->capchildren) {
+            size_t cap = parent->capchildren ? 2 * parent->capchildren : 4;
+            if (gf_grow((void **)&parent->children, cap, sizeof *parent->children) != GF_OK) {
+                free(b->name);
+                free(b);
+                return NULL;
+            }
+            parent->capchildren = cap;
+        }
+        parent->children[parent->nchildren++] = b;
+    }
+    return b;
+}
+
+static void block_free(gf_config_block *b) {
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->nentries; ++i) {
+        free(b->entries[i].key);
+        free(b->entries[i].text);
+    }
+    free(b->entries);
+    for (size_t i = 0; i < b->nchildren; ++i)
+        block_free(b->children[i]);
+    free(b->children);
+    free(b->name);
+    free(b);
+}
+
+static entry *find_entry(const gf_config_block *b, const char *key) {
+    for (size_t i = 0; i < b->nentries; ++i)
+        if (strcmp(b->entries[i].key, key) == 0)
+            return &b->entries[i];
+    return NULL;
+}
+
+static entry *add_entry(gf_config_block *b, const char *key) {
+    if (b->nentries == b->capentries) {
+        size_t cap = b->capentries ? 2 * b->capentries : 8;
+        if (gf_grow((void **)&b->entries, cap, sizeof *b->entries) != GF_OK)
+            return NULL;
+        b->capentries = cap;
+    }
+    entry *e = &b->entries[b->nentries];
+    memset(e, 0, sizeof *e);
+    e->key = dup_str(key);
+    if (!e->key)
+        return NULL;
+    b->nentries++;
+    return e;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Lexer                                                                                      */
+
+typedef enum {
+    TOK_EOF,
+    TOK_NAME, /* identifier: keys, block names, bare-word values */
+    TOK_NUMBER,
+    TOK_STRING,
+    TOK_LBRACE,
+    TOK_RBRACE,
+    TOK_SEMI,
+    TOK_LANGLE,
+    TOK_RANGLE,
+    TOK_COMMA
+} tok_kind;
+
+typedef struct {
+    tok_kind kind;
+    const char *start; /* into the source (names, numbers) */
+    size_t len;
+    char *str; /* unescaped string literal, owned by the lexer until taken */
+    double num;
+    int line, col;
+} token;
+
+typedef struct {
+    const char *src;
+    size_t len, pos;
+    int line, col;
+    int end_line, end_col; /* just after the last token: where a missing ';' belongs */
+    const char *filename;
+    token tok;
+} lexer;
+
+static gf_status lex_error(const lexer *lx, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static gf_status lex_error(const lexer *lx, int line, int col, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return GF_ERROR(GF_ERR_INPUT, "%s:%d:%d: %s", lx->filename, line, col, msg);
+}
+
+static int peekc(const lexer *lx, size_t ahead) {
+    return lx->pos + ahead < lx->len ? (unsigned char)lx->src[lx->pos + ahead] : -1;
+}
+
+static void advance(lexer *lx) {
+    if (lx->src[lx->pos] == '\n') {
+        lx->line++;
+        lx->col = 1;
+    } else {
+        lx->col++;
+    }
+    lx->pos++;
+}
+
+static int is_name_start(int c) {
+    return isalpha(c) || c == '_';
+}
+
+static int is_name_char(int c) {
+    return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+/* Skips white space and comments; rejects bytes that cannot appear in a text file. */
+static gf_status skip_space(lexer *lx) {
+    for (;;) {
+        int c = peekc(lx, 0);
+        if (c < 0)
+            return GF_OK;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            advance(lx);
+        } else if (c == '/' && peekc(lx, 1) == '/') {
+            while (peekc(lx, 0) >= 0 && peekc(lx, 0) != '\n')
+                advance(lx);
+        } else if (c == '/' && peekc(lx, 1) == '*') {
+            int line = lx->line, col = lx->col;
+            advance(lx);
+            advance(lx);
+            for (;;) {
+                if (peekc(lx, 0) < 0)
+                    return lex_error(lx, line, col, "comment opened here is never closed ('*/')");
+                if (peekc(lx, 0) == '*' && peekc(lx, 1) == '/') {
+                    advance(lx);
+                    advance(lx);
+                    break;
+                }
+                advance(lx);
+            }
+        } else {
+            return GF_OK;
+        }
+    }
+}
+
+static gf_status lex_string(lexer *lx) {
+    int line = lx->line, col = lx->col;
+    advance(lx); /* opening quote */
+    size_t cap = 32, n = 0;
+    char *buf = gf_malloc(cap, 1);
+    if (!buf)
+        return gf_error_status();
+    for (;;) {
+        int c = peekc(lx, 0);
+        if (c < 0 || c == '\n') {
+            free(buf);
+            return lex_error(lx, line, col, "string opened here is not closed on the same line");
+        }
+        if (c == '"') {
+            advance(lx);
+            break;
+        }
+        if (c < 0x20 && c != '\t') {
+            free(buf);
+            return lex_error(lx, lx->line, lx->col, "control byte 0x%02x inside a string", c);
+        }
+        if (c == '\\') {
+            int e = peekc(lx, 1);
+            switch (e) {
+            case '"':
+            case '\\':
+                c = e;
+                break;
+            case 'n':
+                c = '\n';
+                break;
+            case 't':
+                c = '\t';
+                break;
+            default:
+                free(buf);
+                return lex_error(lx, lx->line, lx->col,
+                                 "unknown escape '\\%c' in a string (use \\\" \\\\ \\n \\t)",
+                                 e > 0x20 && e < 0x7f ? e : '?');
+            }
+            advance(lx);
+        }
+        if (n + 1 >= cap) {
+            cap *= 2;
+            if (gf_grow((void **)&buf, cap, 1) != GF_OK) {
+                free(buf);
+                return gf_error_status();
+            }
+        }
+        buf[n++] = (char)c;
+        advance(lx);
+    }
+    buf[n] = '\0';
+    lx->tok.kind = TOK_STRING;
+    lx->tok.str = buf;
+    lx->tok.line = line;
+    lx->tok.col = col;
+    return GF_OK;
+}
+
+static gf_status lex_number(lexer *lx) {
+    int line = lx->line, col = lx->col;
+    size_t start = lx->pos;
+    /* The token runs to the next delimiter so that "1.2.3" or "12abc" is one bad number rather
+     * than a number followed by something confusing. */
+    while (peekc(lx, 0) >= 0 && (is_name_char(peekc(lx, 0)) || peekc(lx, 0) == '+'))
+        advance(lx);
+    size_t n = lx->pos - start;
+    char buf[128];
+    if (n >= sizeof buf)
+        return lex_error(lx, line, col, "number too long");
+    memcpy(buf, lx->src + start, n);
+    buf[n] = '\0';
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + n || n == 0)
+        return lex_error(lx, line, col, "bad number '%s'", buf);
+    if (!isfinite(v) || errno == ERANGE)
+        return lex_error(lx, line, col, "number '%s' is out of the range of a double", buf);
+    lx->tok.kind = TOK_NUMBER;
+    lx->tok.start = lx->src + start;
+    lx->tok.len = n;
+    lx->tok.num = v;
+    lx->tok.line = line;
+    lx->tok.col = col;
+    return GF_OK;
+}
+
+static gf_status lex_next(lexer *lx) {
+    free(lx->tok.str);
+    memset(&lx->tok, 0, sizeof lx->tok);
+    lx->end_line = lx->line;
+    lx->end_col = lx->col;
+    GF_TRY(skip_space(lx));
+    lx->tok.line = lx->line;
+    lx->tok.col = lx->col;
+    int c = peekc(lx, 0);
+    if (c < 0) {
+        lx->tok.kind = TOK_EOF;
+        return GF_OK;
+    }
+    static const struct {
+        char c;
+        tok_kind k;
+    } punct[] = {{'{', TOK_LBRACE}, {'}', TOK_RBRACE}, {';', TOK_SEMI},
+                 {'<', TOK_LANGLE}, {'>', TOK_RANGLE}, {',', TOK_COMMA}};
+    for (size_t i = 0; i < sizeof punct / sizeof punct[0]; ++i) {
+        if (c == punct[i].c) {
+            lx->tok.kind = punct[i].k;
+            lx->tok.start = lx->src + lx->pos;
+            lx->tok.len = 1;
+            advance(lx);
+            return GF_OK;
+        }
+    }
+    if (c == '"')
+        return lex_string(lx);
+    if (isdigit(c) || c == '-' || c == '+' || c == '.')
+        return lex_number(lx);
+    if (is_name_start(c)) {
+        size_t start = lx->pos;
+        while (peekc(lx, 0) >= 0 && is_name_char(peekc(lx, 0)))
+            advance(lx);
+        lx->tok.kind = TOK_NAME;
+        lx->tok.start = lx->src + start;
+        lx->tok.len = lx->pos - start;
+        if (lx->tok.len > 256)
+            return lex_error(lx, lx->tok.line, lx->tok.col, "name longer than 256 characters");
+        return GF_OK;
+    }
+    if (c < 0x20 || c == 0x7f)
+        return lex_error(lx, lx->line, lx->col,
+                         "unexpected control byte 0x%02x: is this a binary file rather than a "
+                         "granflow configuration?",
+                         c);
+    if (c >= 0x80)
+        return lex_error(lx, lx->line, lx->col,
+                         "unexpected non-ASCII byte 0x%02x outside a string or comment", c);
+    return lex_error(lx, lx->line, lx->col, "unexpected character '%c'", c);
+}
+
+static const char *tok_desc(const token *t, char *buf, size_t size) {
+    switch (t->kind) {
+    case TOK_EOF:
+        return "the end of the file";
+    case TOK_STRING:
+        return "a string";
+    default:
+        snprintf(buf, size, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->start);
+        return buf;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parser                                                                                     */
+
+static gf_status parse_value(lexer *lx, entry *e) {
+    token *t = &lx->tok;
+    e->line = t->line;
+    e->col = t->col;
+    char desc[64];
+    switch (t->kind) {
+    case TOK_NUMBER:
+        e->kind = VAL_NUMBER;
+        e->num[0] = t->num;
+        e->text = dup_range(t->start, t->len);
+        break;
+    case TOK_NAME:
+        e->kind = VAL_WORD;
+        e->text = dup_range(t->start, t->len);
+        break;
+    case TOK_STRING:
+        e->kind = VAL_STRING;
+        e->text = t->str;
+        t->str = NULL;
+        break;
+    case TOK_LANGLE: {
+        e->kind = VAL_VECTOR;
+        int open_line = t->line, open_col = t->col;
+        for (;;) {
+            GF_TRY(lex_next(lx));
+            if (t->kind != TOK_NUMBER)
+                return lex_error(lx, t->line, t->col,
+                                 "expected a number in the vector opened at %d:%d, found %s",
+                                 open_line, open_col, tok_desc(t, desc, sizeof desc));
+            if (e->nvec == 3)
+                return lex_error(lx, t->line, t->col,
+                                 "vector opened at %d:%d has more than 3 components", open_line,
+                                 open_col);
+            e->num[e->nvec++] = t->num;
+            GF_TRY(lex_next(lx));
+            if (t->kind == TOK_RANGLE)
+                break;
+            if (t->kind != TOK_COMMA)
+                return lex_error(lx, t->line, t->col,
+                                 "expected ',' or '>' in the vector opened at %d:%d, found %s",
+                                 open_line, open_col, tok_desc(t, desc, sizeof desc));
+        }
+        char buf[128];
+        int n = snprintf(buf, sizeof buf, "< %.17g", e->num[0]);
+        for (int i = 1; i < e->nvec; ++i)
+            n += snprintf(buf + n, sizeof buf - (size_t)n, ", %.17g", e->num[i]);
+        snprintf(buf + n, sizeof buf - (size_t)n, " >");
+        e->text = dup_str(buf);
+        break;
+    }
+    default:
+        return lex_error(lx, t->line, t->col, "expected a value for key '%s', found %s", e->key,
+                         tok_desc(t, desc, sizeof desc));
+    }
+    if (!e->text)
+        return gf_error_status();
+    return lex_next(lx);
+}
+
+/* Parses the items of one block up to its closing brace (or EOF for the root). */
+static gf_status parse_items(lexer *lx, gf_config_block *b, int depth) {
+    token *t = &lx->tok;
+    char desc[64];
+    for (;;) {
+        if (t->kind == TOK_EOF) {
+            if (b->parent)
+                return lex_error(lx, b->line, b->col,
+                                 "block '%s' opened here is never closed (missing '}')", b->name);
+            return GF_OK;
+        }
+        if (t->kind == TOK_RBRACE) {
+            if (!b->parent)
+                return lex_error(lx, t->line, t->col, "'}' without a matching '{'");
+            return lex_next(lx);
+        }
+        if (t->kind != TOK_NAME)
+            return lex_error(lx, t->line, t->col, "expected a key or a block name, found %s",
+                             tok_desc(t, desc, sizeof desc));
+        char name[260];
+        memcpy(name, t->start, t->len);
+        name[t->len] = '\0';
+        int line = t->line, col = t->col;
+        if (strchr(name, '.') || strchr(name, '-'))
+            return lex_error(lx, line, col,
+                             "'%s' is not a valid key or block name (letters, digits and '_')",
+                             name);
+        GF_TRY(lex_next(lx));
+        if (t->kind == TOK_LBRACE) {
+            if (depth + 1 >= GF_CONFIG_MAX_DEPTH)
+                return lex_error(lx, line, col, "blocks nested more than %d deep",
+                                 GF_CONFIG_MAX_DEPTH);
+            gf_config_block *child = block_new(b->cfg, b, name, line, col);
+            if (!child)
+                return gf_error_status();
+            GF_TRY(lex_next(lx));
+            GF_TRY(parse_items(lx, child, depth + 1));
+            continue;
+        }
+        entry *prev = find_entry(b, name);
+        if (prev)
+            return lex_error(lx, line, col,
+                             "duplicate key '%s' in block '%s' (first given at %d:%d)", name,
+                             b->name, prev->line, prev->col);
+        entry *e = add_entry(b, name);
+        if (!e)
+            return gf_error_status();
+        e->kline = line;
+        e->kcol = col;
+        GF_TRY(parse_value(lx, e));
+        if (t->kind != TOK_SEMI) {
+            return lex_error(lx, lx->end_line, lx->end_col,
+                             "expected ';' after the value of '%s', found %s", name,
+                             tok_desc(t, desc, sizeof desc));
+        }
+        GF_TRY(lex_next(lx));
+    }
+}
+
+gf_status gf_config_parse(const char *text, size_t len, const char *filename, gf_config **out) {
+    *out = NULL;
+    if (!filename)
+        filename = "<config>";
+    if (len > GF_CONFIG_MAX_BYTES)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: %zu bytes is too large for a configuration file (limit %u MiB)",
+                        filename, len, GF_CONFIG_MAX_BYTES >> 20);
+    gf_config *cfg = gf_calloc(1, sizeof *cfg);
+    if (!cfg)
+        return gf_error_status();
+    cfg->filename = dup_str(filename);
+    cfg->root = block_new(cfg, NULL, "", 0, 0);
+    if (!cfg->filename || !cfg->root) {
+        gf_config_destroy(cfg);
+        return gf_error_status();
+    }
+    lexer lx = {.src = text, .len = len, .line = 1, .col = 1, .filename = cfg->filename};
+    gf_status st = lex_next(&lx);
+    if (st == GF_OK)
+        st = parse_items(&lx, cfg->root, 0);
+    free(lx.tok.str);
+    if (st != GF_OK) {
+        gf_config_destroy(cfg);
+        return st;
+    }
+    *out = cfg;
+    return GF_OK;
+}
+
+void gf_config_destroy(gf_config *cfg) {
+    if (!cfg)
+        return;
+    block_free(cfg->root);
+    free(cfg->filename);
+    free(cfg);
+}
+
+gf_status gf_config_read_file(const char *path, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return GF_ERROR(GF_ERR_IO, "cannot open configuration file '%s': %s", path,
+                        strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = gf_malloc(cap, 1);
+    if (!buf) {
+        fclose(f);
+        return gf_error_status();
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > GF_CONFIG_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                return GF_ERROR(GF_ERR_INPUT,
+                                "%s: too large for a configuration file (limit %u MiB)", path,
+                                GF_CONFIG_MAX_BYTES >> 20);
+            }
+            cap *= 2;
+            if (gf_grow((void **)&buf, cap, 1) != GF_OK) {
+                free(buf);
+                fclose(f);
+                return gf_error_status();
+            }
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return GF_ERROR(GF_ERR_IO, "error while reading '%s'", path);
+    }
+    if (n > GF_CONFIG_MAX_BYTES) {
+        free(buf);
+        return GF_ERROR(GF_ERR_INPUT, "%s: too large for a configuration file (limit %u MiB)", path,
+                        GF_CONFIG_MAX_BYTES >> 20);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Overrides                                                                                  */
+
+gf_status gf_config_override(gf_config *cfg, const char *arg) {
+    const char *s = arg[0] == '-' ? arg + 1 : arg;
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "command-line override '%s' is not of the form -Block.key=value", arg);
+    const char *lastdot = NULL;
+    for (const char *p = s; p < eq; ++p)
+        if (*p == '.')
+            lastdot = p;
+    if (!lastdot)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "command-line override '%s' names no block (use -Block.key=value)", arg);
+    gf_config_block *b = cfg->root;
+    const char *p = s;
+    while (p < lastdot) {
+        const char *dot = memchr(p, '.', (size_t)(lastdot - p));
+        if (!dot)
+            dot = lastdot;
+        char name[260];
+        size_t n = (size_t)(dot - p);
+        if (n == 0 || n >= sizeof name)
+            return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty block name",
+                            arg);
+        memcpy(name, p, n);
+        name[n] = '\0';
+        b = gf_config_section(b, name);
+        if (!b)
+            return gf_error_status();
+        b->implicit = 0;
+        p = dot + 1;
+    }
+    char key[260];
+    size_t klen = (size_t)(eq - lastdot - 1);
+    if (klen == 0 || klen >= sizeof key)
+        return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty key", arg);
+    memcpy(key, lastdot + 1, klen);
+    key[klen] = '\0';
+    const char *val = eq + 1;
+
+    /* Parse the value with the file syntax so vectors and numbers keep their types; anything
+     * that is not one clean value (a path, say) is taken as a string. */
+    gf_config tmpcfg = {.filename = "command line"};
+    lexer lx = {.src = val, .len = strlen(val), .line = 1, .col = 1, .filename = "command line"};
+    entry tmp = {.key = key};
+    gf_status st = lex_next(&lx);
+    if (st == GF_OK && lx.tok.kind != TOK_EOF)
+        st = parse_value(&lx, &tmp);
+    int clean = (st == GF_OK && tmp.text && lx.tok.kind == TOK_EOF);
+    free(lx.tok.str);
+    (void)tmpcfg;
+    if (!clean) {
+        free(tmp.text);
+        gf_error_clear();
+        memset(&tmp, 0, sizeof tmp);
+        tmp.kind = VAL_STRING;
+        tmp.text = dup_str(val);
+        if (!tmp.text)
+            return gf_error_status();
+    }
+    entry *e = find_entry(b, key);
+    if (!e) {
+        e = add_entry(b, key);
+        if (!e) {
+            free(tmp.text);
+            return gf_error_status();
+        }
+    } else {
+        free(e->text);
+    }
+    e->kind = tmp.kind;
+    e->text = tmp.text;
+    memcpy(e->num, tmp.num, sizeof e->num);
+    e->nvec = tmp.nvec;
+    e->line = 0;
+    e->col = 0;
+    e->is_default = 0;
+    return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Access                                                                                     */
+
+gf_config_block *gf_config_root(gf_config *cfg) {
+    cfg->root->used = 1;
+    return cfg->root;
+}
+
+const char *gf_config_block_name(const gf_config_block *b) {
+    return b->name;
+}
+
+const char *gf_config_block_where(const gf_config_block *b, char *buf, size_t size) {
+    if (b->line > 0)
+        snprintf(buf, size, "%s:%d", b->cfg->filename, b->line);
+    else
+        snprintf(buf, size, "%s (block '%s' not in the file)", b->cfg->filename, b->name);
+    return buf;
+}
+
+gf_config_block *gf_config_section(gf_config_block *parent, const char *name) {
+    for (size_t i = 0; i < parent->nchildren; ++i) {
+        if (strcmp(parent->children[i]->name, name) == 0) {
+            parent->children[i]->used = 1;
+            return parent->children[i];
+        }
+    }
+    gf_config_block *b = block_new(parent->cfg, parent, name, 0, 0);
+    if (b) {
+        b->implicit = 1;
+        b->used = 1;
+    }
+    return b;
+}
+
+size_t gf_config_section_count(gf_config_block *parent, const char *name) {
+    size_t n = 0;
+    for (size_t i = 0; i < parent->nchildren; ++i)
+        if (strcmp(parent->children[i]->name, name) == 0 && !parent->children[i]->implicit)
+            n++;
+    return n;
+}
+
+gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name, size_t k) {
+    for (size_t i = 0; i < parent->nchildren; ++i) {
+        gf_config_block *c = parent->children[i];
+        if (strcmp(c->name, name) == 0 && !c->implicit && k-- == 0) {
+            c->used = 1;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+int gf_config_has(const gf_config_block *b, const char *key) {
+    const entry *e = find_entry(b, key);
+    return e && !e->is_default;
+}
+
+static void where_of(const gf_config_block *b, const entry *e, char *buf, size_t size) {
+    if (e && e->line > 0)
+        snprintf(buf, size, "%s:%d:%d", b->cfg->filename, e->line, e->col);
+    else if (e && !e->is_default)
+        snprintf(buf, size, "command line");
+    else
+        gf_config_block_where(b, buf, size);
+}
+
+static const char *kind_name(value_kind k) {
+    switch (k) {
+    case VAL_WORD:
+        return "a word";
+    case VAL_NUMBER:
+        return "a number";
+    case VAL_STRING:
+        return "a string";
+    case VAL_VECTOR:
+        return "a vector";
+    }
+    return "?";
+}
+
+static gf_status type_error(const gf_config_block *b, const entry *e, const char *want) {
+    char where[512];
+    where_of(b, e, where, sizeof where);
+    return GF_ERROR(GF_ERR_INPUT, "%s: '%s' in block '%s' must be %s, but is %s ('%s')", where,
+                    e->key, b->name, want, kind_name(e->kind), e->text);
+}
+
+/* Looks a key up and marks it read; absent keys get a default entry so the effective
+ * configuration lists them. Returns NULL for an absent key (after recording the default). */
+static gf_status lookup(gf_config_block *b, const char *key, entry **found, entry **deflt) {
+    *found = NULL;
+    *deflt = NULL;
+    entry *e = find_entry(b, key);
+    if (e && !e->is_default) {
+        e->used = 1;
+        *found = e;
+        return GF_OK;
+    }
+    if (!e) {
+        e = add_entry(b, key);
+        if (!e)
+            return gf_error_status();
+        e->is_default = 1;
+    } else {
+        free(e->text);
+        e->text = NULL;
+    }
+    e->used = 1;
+    *deflt = e;
+    return GF_OK;
+}
+
+gf_status gf_config_get_double(gf_config_block *b, const char *key, double def, double *out) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    if (d) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.17g", def);
+        d->kind = VAL_NUMBER;
+        d->num[0] = def;
+        d->text = dup_str(buf);
+        *out = def;
+        return d->text ? GF_OK : gf_error_status();
+    }
+    if (e->kind != VAL_NUMBER)
+        return type_error(b, e, "a number");
+    *out = e->num[0];
+    return GF_OK;
+}
+
+gf_status gf_config_get_long(gf_config_block *b, const char *key, long def, long *out) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    if (d) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%ld", def);
+        d->kind = VAL_NUMBER;
+        d->num[0] = (double)def;
+        d->text = dup_str(buf);
+        *out = def;
+        return d->text ? GF_OK : gf_error_status();
+    }
+    if (e->kind != VAL_NUMBER)
+        return type_error(b, e, "a whole number");
+    double v = e->num[0];
+    if (v != floor(v) || fabs(v) > 9.0e15)
+        return type_error(b, e, "a whole number");
+    *out = (long)v;
+    return GF_OK;
+}
+
+gf_status gf_config_get_bool(gf_config_block *b, const char *key, int def, int *out) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    if (d) {
+        d->kind = VAL_WORD;
+        d->text = dup_str(def ? "true" : "false");
+        *out = def ? 1 : 0;
+        return d->text ? GF_OK : gf_error_status();
+    }
+    if (e->kind == VAL_WORD && (strcmp(e->text, "true") == 0 || strcmp(e->text, "yes") == 0 ||
+                                strcmp(e->text, "on") == 0)) {
+        *out = 1;
+        return GF_OK;
+    }
+    if (e->kind == VAL_WORD && (strcmp(e->text, "false") == 0 || strcmp(e->text, "no") == 0 ||
+                                strcmp(e->text, "off") == 0)) {
+        *out = 0;
+        return GF_OK;
+    }
+    if (e->kind == VAL_NUMBER && (e->num[0] == 0.0 || e->num[0] == 1.0)) {
+        *out = e->num[0] != 0.0;
+        return GF_OK;
+    }
+    return type_error(b, e, "true or false");
+}
+
+gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *def, char *out,
+                               size_t size) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    const char *val;
+    if (d) {
+        d->kind = VAL_STRING;
+        d->text = dup_str(def ? def : "");
+        if (!d->text)
+            return gf_error_status();
+        val = d->text;
+    } else {
+        if (e->kind != VAL_WORD && e->kind != VAL_STRING)
+            return type_error(b, e, "a word or a string");
+        val = e->text;
+    }
+    if (strlen(val) >= size) {
+        char where[512];
+        where_of(b, d ? d : e, where, sizeof where);
+        return GF_ERROR(GF_ERR_INPUT, "%s: value of '%s' is longer than %zu characters", where, key,
+                        size - 1);
+    }
+    strcpy(out, val);
+    return GF_OK;
+}
+
+gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double def[3],
+                             double out[3]) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    if (d) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "< %.17g, %.17g, %.17g >", def[0], def[1], def[2]);
+        d->kind = VAL_VECTOR;
+        d->nvec = 3;
+        memcpy(d->num, def, 3 * sizeof *def);
+        d->text = dup_str(buf);
+        memcpy(out, def, 3 * sizeof *def);
+        return d->text ? GF_OK : gf_error_status();
+    }
+    if (e->kind != VAL_VECTOR || e->nvec != 3)
+        return type_error(b, e, "a vector < x, y, z >");
+    memcpy(out, e->num, 3 * sizeof *out);
+    return GF_OK;
+}
+
+static gf_status missing(gf_config_block *b, const char *key, const char *what) {
+    char where[512];
+    gf_config_block_where(b, where, sizeof where);
+    /* The failed lookup recorded a default entry; drop it so the dump does not show it. */
+    entry *e = find_entry(b, key);
+    if (e && e->is_default) {
+        free(e->key);
+        free(e->text);
+        *e = b->entries[--b->nentries];
+    }
+    return GF_ERROR(GF_ERR_INPUT, "%s: block '%s' needs the key '%s' (%s)", where, b->name, key,
+                    what);
+}
+
+gf_status gf_config_require_double(gf_config_block *b, const char *key, double *out) {
+    if (!gf_config_has(b, key))
+        return missing(b, key, "a number");
+    return gf_config_get_double(b, key, 0.0, out);
+}
+
+gf_status gf_config_require_string(gf_config_block *b, const char *key, char *out, size_t size) {
+    if (!gf_config_has(b, key))
+        return missing(b, key, "a word or a string");
+    return gf_config_get_string(b, key, "", out, size);
+}
+
+gf_status gf_config_require_vec3(gf_config_block *b, const char *key, double out[3]) {
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    if (!gf_config_has(b, key))
+        return missing(b, key, "a vector < x, y, z >");
+    return gf_config_get_vec3(b, key, zero, out);
+}
+
+gf_status gf_config_check_range(gf_config_block *b, const char *key, double value, double lo,
+                                double hi) {
+    if (value >= lo && value <= hi)
+        return GF_OK;
+    char where[512];
+    where_of(b, find_entry(b, key), where, sizeof where);
+    return GF_ERROR(GF_ERR_INPUT, "%s: '%s' in block '%s' is %g but must lie in [%g, %g]", where,
+                    key, b->name, value, lo, hi);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Unused keys                                                                                */
+
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= la; ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; ++j) {
+            size_t up = row[j];
+            size_t cost =
+                tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+            size_t best = diag + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static void suggest(const char *name, const char **known, size_t nknown, char *buf, size_t size) {
+    const char *best = NULL;
+    size_t bestd = 99;
+    for (size_t i = 0; i < nknown; ++i) {
+        size_t d = edit_distance(name, known[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = known[i];
+        }
+    }
+    size_t len = strlen(name);
+    if (best && bestd <= (len < 4 ? 1 : len / 3 + 1))
+        snprintf(buf, size, "; did you mean '%s'?", best);
+    else if (nknown > 0) {
+        size_t n = (size_t)snprintf(buf, size, "; known here:");
+        for (size_t i = 0; i < nknown && n < size; ++i)
+            n += (size_t)snprintf(buf + n, size - n, " %s", known[i]);
+    } else {
+        snprintf(buf, size, "; this block takes no keys");
+    }
+}
+
+static gf_status check_block(const gf_config_block *b, size_t *nproblems, char *first,
+                             size_t firstsize) {
+    const char *known[256];
+    size_t nknown = 0;
+    for (size_t i = 0; i < b->nentries && nknown < 256; ++i)
+        if (b->entries[i].used)
+            known[nknown++] = b->entries[i].key;
+    for (size_t i = 0; i < b->nentries; ++i) {
+        const entry *e = &b->entries[i];
+        if (e->used)
+            continue;
+        if ((*nproblems)++ == 0) {
+            char where[512], hint[512];
+            where_of(b, e, where, sizeof where);
+            if (e->kline > 0)
+                snprintf(where, sizeof where, "%s:%d:%d", b->cfg->filename, e->kline, e->kcol);
+            suggest(e->key, known, nknown, hint, sizeof hint);
+            snprintf(first, firstsize, "%s: unknown key '%s' in block '%s'%s", where, e->key,
+                     b->name[0] ? b->name : "(top level)", hint);
+        }
+    }
+    const char *kblocks[256];
+    size_t nkb = 0;
+    for (size_t i = 0; i < b->nchildren && nkb < 256; ++i)
+        if (b->children[i]->used)
+            kblocks[nkb++] = b->children[i]->name;
+    for (size_t i = 0; i < b->nchildren; ++i) {
+        const gf_config_block *c = b->children[i];
+        if (!c->used) {
+            if ((*nproblems)++ == 0) {
+                char where[512], hint[512];
+                gf_config_block_where(c, where, sizeof where);
+                suggest(c->name, kblocks, nkb, hint, sizeof hint);
+                snprintf(first, firstsize, "%s: unknown block '%s'%s", where, c->name, hint);
+            }
+            continue;
+        }
+        check_block(c, nproblems, first, firstsize);
+    }
+    return GF_OK;
+}
+
+gf_status gf_config_check_unused(gf_config *cfg) {
+    size_t nproblems = 0;
+    char first[1500] = "";
+    check_block(cfg->root, &nproblems, first, sizeof first);
+    if (nproblems == 0)
+        return GF_OK;
+    if (nproblems == 1)
+        return GF_ERROR(GF_ERR_INPUT, "%s", first);
+    return GF_ERROR(GF_ERR_INPUT, "%s (and %zu more unknown keys or blocks)", first, nproblems - 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Dump                                                                                       */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} strbuf;
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) {
+    if (sb->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            sb->failed = 1;
+            return;
+        }
+        if ((size_t)n < sb->cap - sb->len) {
+            sb->len += (size_t)n;
+            return;
+        }
+        size_t cap = 2 * sb->cap + (size_t)n;
+        if (gf_grow((void **)&sb->buf, cap, 1) != GF_OK) {
+            sb->failed = 1;
+            return;
+        }
+        sb->cap = cap;
+    }
+}
+
+static int block_has_content(const gf_config_block *b) {
+    for (size_t i = 0; i < b->nentries; ++i)
+        if (b->entries[i].used)
+            return 1;
+    for (size_t i = 0; i < b->nchildren; ++i)
+        if (b->children[i]->used && block_has_content(b->children[i]))
+            return 1;
+    return 0;
+}
+
+static void dump_string(strbuf *sb, const char *s) {
+    sb_printf(sb, "\"");
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\')
+            sb_printf(sb, "\\%c", *s);
+        else if (*s == '\n')
+            sb_printf(sb, "\\n");
+        else if (*s == '\t')
+            sb_printf(sb, "\\t");
+        else
+            sb_printf(sb, "%c", *s);
+    }
+    sb_printf(sb, "\"");
+}
+
+static void dump_block(strbuf *sb, const gf_config_block *b, int depth) {
+    for (size_t i = 0; i < b->nentries; ++i) {
+        const entry *e = &b->entries[i];
+        if (!e->used)
+            continue;
+        sb_printf(sb, "%*s%s ", 4 * depth, "", e->key);
+        if (e->kind == VAL_STRING)
+            dump_string(sb, e->text);
+        else
+            sb_printf(sb, "%s", e->text);
+        sb_printf(sb, ";%s\n", e->is_default ? " // default" : "");
+    }
+    for (size_t i = 0; i < b->nchildren; ++i) {
+        const gf_config_block *c = b->children[i];
+        if (!c->used || !block_has_content(c))
+            continue;
+        sb_printf(sb, "%*s%s {\n", 4 * depth, "", c->name);
+        dump_block(sb, c, depth + 1);
+        sb_printf(sb, "%*s}\n", 4 * depth, "");
+    }
+}
+
+gf_status gf_config_dump(const gf_config *cfg, char **text) {
+    strbuf sb = {0};
+    sb.cap = 1024;
+    sb.buf = gf_malloc(sb.cap, 1);
+    if (!sb.buf)
+        return gf_error_status();
+    sb.buf[0] = '\0';
+    dump_block(&sb, cfg->root, 0);
+    if (sb.failed) {
+        free(sb.buf);
+        return GF_ERROR(GF_ERR_MEMORY, "could not format the effective configuration");
+    }
+    *text = sb.buf;
+    return GF_OK;
+}

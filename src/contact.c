@@ -1,0 +1,258 @@
+#include "granflow/contact.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/vec.h"
+
+#define CONTACT_ARRAYS(c, DO)                                                                      \
+    do {                                                                                           \
+        for (int k_ = 0; k_ < 3; ++k_) {                                                           \
+            DO((c)->n[k_]);                                                                        \
+            DO((c)->t[k_]);                                                                        \
+            DO((c)->o[k_]);                                                                        \
+            DO((c)->r1[k_]);                                                                       \
+            DO((c)->r2[k_]);                                                                       \
+            DO((c)->lambda[k_]);                                                                   \
+        }                                                                                          \
+        DO((c)->gap);                                                                              \
+        DO((c)->mu);                                                                               \
+        DO((c)->i1);                                                                               \
+        DO((c)->i2);                                                                               \
+    } while (0)
+
+void gf_contacts_init(gf_contacts *c) {
+    memset(c, 0, sizeof *c);
+}
+
+void gf_contacts_free(gf_contacts *c) {
+#define FREE_ARRAY(a) free(a)
+    CONTACT_ARRAYS(c, FREE_ARRAY);
+#undef FREE_ARRAY
+    gf_contacts_init(c);
+}
+
+void gf_contacts_clear(gf_contacts *c) {
+    c->count = 0;
+}
+
+static gf_status contacts_reserve(gf_contacts *c, size_t need) {
+    if (need <= c->capacity)
+        return GF_OK;
+    size_t cap = c->capacity ? c->capacity : 256;
+    while (cap < need)
+        cap *= 2;
+    gf_status st = GF_OK;
+#define GROW_ARRAY(a)                                                                              \
+    if (st == GF_OK)                                                                               \
+    st = gf_grow((void **)&(a), cap, sizeof *(a))
+    CONTACT_ARRAYS(c, GROW_ARRAY);
+#undef GROW_ARRAY
+    if (st == GF_OK)
+        c->capacity = cap;
+    return st;
+}
+
+/* Appends a contact with normal n (unit, from body 2 to body 1), the contact point and gap. */
+static gf_status contacts_push(gf_contacts *c, int32_t i1, int32_t i2, const double n[3],
+                               const double point[3], const double c1[3], const double c2[3],
+                               double gap, double mu) {
+    GF_TRY(contacts_reserve(c, c->count + 1));
+    size_t j = c->count++;
+    double t[3], o[3];
+    gf_orthonormal(n, t);
+    gf_cross(n, t, o);
+    c->i1[j] = i1;
+    c->i2[j] = i2;
+    for (int d = 0; d < 3; ++d) {
+        c->n[d][j] = n[d];
+        c->t[d][j] = t[d];
+        c->o[d][j] = o[d];
+        c->r1[d][j] = point[d] - c1[d];
+        c->r2[d][j] = c2 ? point[d] - c2[d] : point[d];
+        c->lambda[d][j] = 0.0;
+    }
+    c->gap[j] = gap;
+    c->mu[j] = mu;
+    return GF_OK;
+}
+
+static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
+                               double margin, gf_contacts *out) {
+    double d[3] = {p->x[0][a] - p->x[0][b], p->x[1][a] - p->x[1][b], p->x[2][a] - p->x[2][b]};
+    double rsum = p->radius[a] + p->radius[b];
+    double reach = rsum + margin;
+    double d2 = gf_dot(d, d);
+    if (d2 >= reach * reach)
+        return GF_OK;
+    double dist = sqrt(d2);
+    if (!(dist > 0.0))
+        return GF_ERROR(GF_ERR_STATE,
+                        "particles %lld and %lld have coincident centres (%g, %g, %g): the "
+                        "contact normal is undefined",
+                        (long long)p->id[a], (long long)p->id[b], p->x[0][a], p->x[1][a],
+                        p->x[2][a]);
+    double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
+    double gap = dist - rsum;
+    /* The contact point sits in the middle of the gap (or overlap) along the normal. */
+    double s = p->radius[b] + 0.5 * gap;
+    const double cb[3] = {p->x[0][b], p->x[1][b], p->x[2][b]};
+    const double ca[3] = {p->x[0][a], p->x[1][a], p->x[2][a]};
+    double point[3] = {cb[0] + s * n[0], cb[1] + s * n[1], cb[2] + s * n[2]};
+    double mu = m->friction[p->material[a]][p->material[b]];
+    return contacts_push(out, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
+}
+
+static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                              size_t i, double margin, gf_contacts *out) {
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    for (size_t k = 0; k < w->count; ++k) {
+        double gap = gf_walls_distance(w, k, c) - p->radius[i];
+        if (gap >= margin)
+            continue;
+        const double *n = w->normal[k];
+        double s = p->radius[i] + 0.5 * gap;
+        double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
+        double mu = m->friction[p->material[i]][w->material[k]];
+        GF_TRY(contacts_push(out, (int32_t)i, -1 - (int32_t)k, n, point, c, NULL, gap, mu));
+    }
+    return GF_OK;
+}
+
+void gf_linkcells_init(gf_linkcells *lc) {
+    memset(lc, 0, sizeof *lc);
+}
+
+void gf_linkcells_free(gf_linkcells *lc) {
+    free(lc->start);
+    free(lc->item);
+    free(lc->cell);
+    gf_linkcells_init(lc);
+}
+
+/* Bins all particles into cells at least `h` wide by a counting sort. */
+static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double h) {
+    size_t np = p->n_local + p->n_ghost;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < np; ++i) {
+            double x = p->x[d][i];
+            if (!isfinite(x))
+                return GF_ERROR(GF_ERR_NUMERIC, "particle %lld has a non-finite position",
+                                (long long)p->id[i]);
+            lo[d] = x < lo[d] ? x : lo[d];
+            hi[d] = x > hi[d] ? x : hi[d];
+        }
+    /* Never more cells than about 2 per particle: empty cells cost time and memory in sparse
+     * or spread-out systems. */
+    double cap = 2.0 * (double)np + 8.0;
+    size_t ncells = 1;
+    for (;;) {
+        double total = 1.0;
+        for (int d = 0; d < 3; ++d) {
+            double n = floor((hi[d] - lo[d]) / h);
+            lc->dim[d] = n < 1.0 ? 1 : (n > 1e6 ? 1000000 : (int)n);
+            total *= lc->dim[d];
+        }
+        if (total <= cap) {
+            ncells = (size_t)total;
+            break;
+        }
+        h *= 1.26;
+    }
+    lc->h = h;
+    for (int d = 0; d < 3; ++d)
+        lc->lo[d] = lo[d];
+    if (ncells + 1 > lc->capcells) {
+        GF_TRY(gf_grow((void **)&lc->start, ncells + 1, sizeof *lc->start));
+        lc->capcells = ncells + 1;
+    }
+    if (np > lc->capitems) {
+        GF_TRY(gf_grow((void **)&lc->item, np, sizeof *lc->item));
+        GF_TRY(gf_grow((void **)&lc->cell, np, sizeof *lc->cell));
+        lc->capitems = np;
+    }
+    lc->ncells = ncells;
+    memset(lc->start, 0, (ncells + 1) * sizeof *lc->start);
+    for (size_t i = 0; i < np; ++i) {
+        int ci[3];
+        for (int d = 0; d < 3; ++d) {
+            int k = (int)((p->x[d][i] - lo[d]) / h);
+            ci[d] = k < 0 ? 0 : (k >= lc->dim[d] ? lc->dim[d] - 1 : k);
+        }
+        int32_t c = (int32_t)((ci[2] * lc->dim[1] + ci[1]) * lc->dim[0] + ci[0]);
+        lc->cell[i] = c;
+        lc->start[c + 1]++;
+    }
+    for (size_t c = 0; c < ncells; ++c)
+        lc->start[c + 1] += lc->start[c];
+    /* Shift the offsets up by one cell so start[c + 1] serves as the fill cursor of cell c;
+     * after filling it has advanced to the end of c, which is where cell c + 1 begins. */
+    for (size_t c = ncells; c > 0; --c)
+        lc->start[c] = lc->start[c - 1];
+    lc->start[0] = 0;
+    for (size_t i = 0; i < np; ++i)
+        lc->item[lc->start[lc->cell[i] + 1]++] = (int32_t)i;
+    return GF_OK;
+}
+
+gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                            double margin, gf_linkcells *lc, gf_contacts *out) {
+    gf_contacts_clear(out);
+    size_t np = p->n_local + p->n_ghost;
+    if (np == 0)
+        return GF_OK;
+    double rmax = 0.0;
+    for (size_t i = 0; i < np; ++i)
+        rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
+    GF_TRY(linkcells_build(lc, p, 2.0 * rmax + margin));
+    const int *dim = lc->dim;
+    /* Visit each unordered pair of neighbouring cells once: the cell itself and the 13 cells of
+     * the forward half-shell. */
+    for (int cz = 0; cz < dim[2]; ++cz)
+        for (int cy = 0; cy < dim[1]; ++cy)
+            for (int cx = 0; cx < dim[0]; ++cx) {
+                int32_t c = (cz * dim[1] + cy) * dim[0] + cx;
+                for (int dz = 0; dz <= 1; ++dz)
+                    for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
+                        for (int dx = ((dz || dy) ? -1 : 0); dx <= 1; ++dx) {
+                            int nx = cx + dx, ny = cy + dy, nz = cz + dz;
+                            if (nx < 0 || ny < 0 || nx >= dim[0] || ny >= dim[1] || nz >= dim[2])
+                                continue;
+                            int32_t nc = (nz * dim[1] + ny) * dim[0] + nx;
+                            int same = nc == c;
+                            for (int32_t a = lc->start[c]; a < lc->start[c + 1]; ++a) {
+                                int32_t ia = lc->item[a];
+                                for (int32_t b = same ? a + 1 : lc->start[nc];
+                                     b < lc->start[nc + 1]; ++b) {
+                                    int32_t ib = lc->item[b];
+                                    if ((size_t)ia >= p->n_local && (size_t)ib >= p->n_local)
+                                        continue;
+                                    /* Order the pair so results do not depend on binning. */
+                                    int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
+                                    GF_TRY(
+                                        sphere_sphere(p, m, (size_t)lo, (size_t)hi, margin, out));
+                                }
+                            }
+                        }
+            }
+    for (size_t i = 0; i < p->n_local; ++i)
+        GF_TRY(sphere_walls(p, w, m, i, margin, out));
+    return GF_OK;
+}
+
+gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                                  double margin, gf_contacts *out) {
+    gf_contacts_clear(out);
+    size_t np = p->n_local + p->n_ghost;
+    for (size_t a = 0; a < np; ++a)
+        for (size_t b = a + 1; b < np; ++b) {
+            if (a >= p->n_local && b >= p->n_local)
+                continue;
+            GF_TRY(sphere_sphere(p, m, a, b, margin, out));
+        }
+    for (size_t i = 0; i < p->n_local; ++i)
+        GF_TRY(sphere_walls(p, w, m, i, margin, out));
+    return GF_OK;
+}

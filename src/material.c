@@ -1,0 +1,102 @@
+#include "granflow/material.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void gf_materials_init(gf_materials *m) {
+    memset(m, 0, sizeof *m);
+    m->count = 1;
+    snprintf(m->name[0], GF_NAME_LEN, "default");
+    m->density[0] = 1000.0;
+}
+
+gf_status gf_materials_add(gf_materials *m, const char *name, double density,
+                           double default_friction, int *index) {
+    if (gf_materials_find(m, name) >= 0)
+        return GF_ERROR(GF_ERR_INPUT, "material '%s' is defined twice", name);
+    if (m->count >= GF_MAX_MATERIALS)
+        return GF_ERROR(GF_ERR_INPUT, "at most %d materials are supported", GF_MAX_MATERIALS);
+    if (strlen(name) >= GF_NAME_LEN)
+        return GF_ERROR(GF_ERR_INPUT, "material name '%s' is too long", name);
+    if (!(density > 0.0))
+        return GF_ERROR(GF_ERR_INPUT, "material '%s' needs a positive density, not %g", name,
+                        density);
+    int k = m->count++;
+    snprintf(m->name[k], GF_NAME_LEN, "%s", name);
+    m->density[k] = density;
+    for (int j = 0; j < m->count; ++j)
+        m->friction[k][j] = m->friction[j][k] = default_friction;
+    if (index)
+        *index = k;
+    return GF_OK;
+}
+
+gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu) {
+    if (a < 0 || b < 0 || a >= m->count || b >= m->count)
+        return GF_ERROR(GF_ERR_INPUT, "friction pair (%d, %d) names an unknown material", a, b);
+    if (!(mu >= 0.0))
+        return GF_ERROR(GF_ERR_INPUT, "friction coefficient must be >= 0, not %g", mu);
+    m->friction[a][b] = m->friction[b][a] = mu;
+    return GF_OK;
+}
+
+int gf_materials_find(const gf_materials *m, const char *name) {
+    for (int k = 0; k < m->count; ++k)
+        if (strcmp(m->name[k], name) == 0)
+            return k;
+    return -1;
+}
+
+gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const char *key,
+                              int *index) {
+    char name[GF_NAME_LEN];
+    GF_TRY(gf_config_get_string(b, key, "default", name, sizeof name));
+    *index = gf_materials_find(m, name);
+    if (*index >= 0)
+        return GF_OK;
+    char where[512], known[512] = "";
+    size_t n = 0;
+    for (int k = 0; k < m->count && n < sizeof known; ++k)
+        n += (size_t)snprintf(known + n, sizeof known - n, " %s", m->name[k]);
+    return GF_ERROR(GF_ERR_INPUT, "%s: block '%s' uses unknown material '%s' (defined:%s)",
+                    gf_config_block_where(b, where, sizeof where), gf_config_block_name(b), name,
+                    known);
+}
+
+gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
+    gf_materials_init(m);
+    gf_config_block *mb = gf_config_section(root, "Materials");
+    if (!mb)
+        return gf_error_status();
+    double mu = 0.0;
+    GF_TRY(gf_config_get_double(mb, "friction", 0.0, &mu));
+    GF_TRY(gf_config_check_range(mb, "friction", mu, 0.0, 1e6));
+    for (int j = 0; j < m->count; ++j)
+        m->friction[0][j] = m->friction[j][0] = mu;
+    size_t nmat = gf_config_section_count(mb, "Material");
+    for (size_t k = 0; k < nmat; ++k) {
+        gf_config_block *b = gf_config_section_nth(mb, "Material", k);
+        char name[GF_NAME_LEN];
+        double density;
+        GF_TRY(gf_config_require_string(b, "name", name, sizeof name));
+        GF_TRY(gf_config_require_double(b, "density", &density));
+        gf_status st = gf_materials_add(m, name, density, mu, NULL);
+        if (st != GF_OK) {
+            char where[512], msg[1024];
+            snprintf(msg, sizeof msg, "%s", gf_error_message());
+            return GF_ERROR(st, "%s: %s", gf_config_block_where(b, where, sizeof where), msg);
+        }
+    }
+    size_t npair = gf_config_section_count(mb, "Pair");
+    for (size_t k = 0; k < npair; ++k) {
+        gf_config_block *b = gf_config_section_nth(mb, "Pair", k);
+        int ia, ib;
+        double f;
+        GF_TRY(gf_materials_lookup(m, b, "a", &ia));
+        GF_TRY(gf_materials_lookup(m, b, "b", &ib));
+        GF_TRY(gf_config_require_double(b, "friction", &f));
+        GF_TRY(gf_config_check_range(b, "friction", f, 0.0, 1e6));
+        GF_TRY(gf_materials_set_friction(m, ia, ib, f));
+    }
+    return GF_OK;
+}

@@ -1,0 +1,106 @@
+#include "granflow/par.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gf_status mpi_check(int rc, const char *what, const char *file, int line) {
+    if (rc == MPI_SUCCESS)
+        return GF_OK;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return gf_error_set(GF_ERR_MPI, file, line, "%s failed: %s", what, text);
+}
+
+#define MPI_TRY(call) GF_TRY(mpi_check((call), #call, __FILE__, __LINE__))
+
+gf_status gf_par_init(int *argc, char ***argv, gf_par *par) {
+    int started = 0;
+    MPI_Initialized(&started);
+    if (!started)
+        MPI_TRY(MPI_Init(argc, argv));
+    /* Errors come back as codes so that they are reported like any other failure. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    par->comm = MPI_COMM_WORLD;
+    MPI_TRY(MPI_Comm_rank(par->comm, &par->rank));
+    MPI_TRY(MPI_Comm_size(par->comm, &par->size));
+    return GF_OK;
+}
+
+gf_status gf_par_finalize(void) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+        MPI_TRY(MPI_Finalize());
+    return GF_OK;
+}
+
+void gf_par_abort(const gf_par *par, int code) {
+    MPI_Abort(par ? par->comm : MPI_COMM_WORLD, code);
+}
+
+gf_status gf_par_agree(const gf_par *par, gf_status local, int *first_rank) {
+    int mine[2] = {local != GF_OK ? par->rank : par->size, 0};
+    int lowest = par->size;
+    MPI_TRY(MPI_Allreduce(mine, &lowest, 1, MPI_INT, MPI_MIN, par->comm));
+    if (first_rank)
+        *first_rank = lowest;
+    if (lowest == par->size)
+        return GF_OK;
+    int status = (int)local;
+    MPI_TRY(MPI_Bcast(&status, 1, MPI_INT, lowest, par->comm));
+    return (gf_status)status;
+}
+
+gf_status gf_par_bcast_text(const gf_par *par, int root, char **text, size_t *len) {
+    uint64_t n = par->rank == root ? (uint64_t)*len : 0;
+    MPI_TRY(MPI_Bcast(&n, 1, MPI_UINT64_T, root, par->comm));
+    if (par->rank != root) {
+        *text = gf_malloc((size_t)n + 1, 1);
+        if (!*text)
+            return gf_error_status();
+        *len = (size_t)n;
+    }
+    /* MPI counts are int: send in chunks so configurations and restarts of any size work. */
+    for (uint64_t off = 0; off < n;) {
+        int chunk = (int)((n - off) > (1u << 30) ? (1u << 30) : (n - off));
+        MPI_TRY(MPI_Bcast(*text + off, chunk, MPI_CHAR, root, par->comm));
+        off += (uint64_t)chunk;
+    }
+    (*text)[n] = '\0';
+    return GF_OK;
+}
+
+static MPI_Op mpi_op(gf_par_op op) {
+    switch (op) {
+    case GF_PAR_MIN:
+        return MPI_MIN;
+    case GF_PAR_MAX:
+        return MPI_MAX;
+    default:
+        return MPI_SUM;
+    }
+}
+
+gf_status gf_par_allreduce_double(const gf_par *par, double *values, int n, gf_par_op op) {
+    MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mpi_op(op), par->comm));
+    return GF_OK;
+}
+
+gf_status gf_par_allreduce_i64(const gf_par *par, int64_t *values, int n, gf_par_op op) {
+    MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT64_T, mpi_op(op), par->comm));
+    return GF_OK;
+}
+
+gf_status gf_par_exscan_i64(const gf_par *par, int64_t value, int64_t *offset) {
+    *offset = 0;
+    MPI_TRY(MPI_Exscan(&value, offset, 1, MPI_INT64_T, MPI_SUM, par->comm));
+    if (par->rank == 0)
+        *offset = 0; /* MPI leaves rank 0's result undefined */
+    return GF_OK;
+}
+
+gf_status gf_par_barrier(const gf_par *par) {
+    MPI_TRY(MPI_Barrier(par->comm));
+    return GF_OK;
+}

@@ -1,0 +1,114 @@
+/* The granflow program as a user runs it: the demo, command-line overrides, and clear errors
+ * with a non-zero exit status for bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* Runs a shell command, returns its exit status and (in *out, malloc'd) its combined output. */
+static int run(const char *cmd, char **out) {
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *f = popen(full, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int status = pclose(f);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect(const char *args, int want_ok, const char *frag1, const char *frag2) {
+    char cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s %s", GRANFLOW_EXE, args);
+    int rc = run(cmd, &out);
+    if ((rc == 0) != want_ok)
+        fail_msg("'%s' exited with %d:\n%s", cmd, rc, out);
+    if ((frag1 && !strstr(out, frag1)) || (frag2 && !strstr(out, frag2)))
+        fail_msg("output of '%s' lacks '%s' / '%s':\n%s", cmd, frag1, frag2 ? frag2 : "", out);
+    free(out);
+}
+
+static char tmpdir[64];
+
+static const char *write_cfg(const char *name, const char *text) {
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_demo_runs(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg -Time.steps=40 -Output.progress_every=20 "
+             "-Solver.model=coulomb",
+             GF_SOURCE_DIR);
+    /* The effective configuration shows the override, progress lines and the summary follow. */
+    expect(args, 1, "model coulomb;", "particle updates per second");
+    expect(args, 1, "step       40", "ETA");
+    snprintf(args, sizeof args, "%s/configs/demo.cfg --check", GF_SOURCE_DIR);
+    expect(args, 1, "1024 particles, 6 walls", NULL);
+}
+
+static void test_bad_input(void **state) {
+    (void)state;
+    char args[1024];
+    expect("", 0, "no configuration file given", NULL);
+    expect("/nonexistent/x.cfg", 0, "cannot open configuration file '/nonexistent/x.cfg'", NULL);
+    expect("--frobnicate", 0, "unknown option '--frobnicate'", NULL);
+    const char *p = write_cfg("typo.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\n"
+                                          "Time { dt 1e-4; stesp 3; }\n");
+    snprintf(args, sizeof args, "%s", p);
+    expect(args, 0, "typo.cfg:2:17: unknown key 'stesp'", "did you mean 'steps'");
+    p = write_cfg("syntax.cfg", "Domain { min <0,0,0>; max <1,1,1> }\n");
+    expect(p, 0, "syntax.cfg:1:34: expected ';'", NULL);
+    p = write_cfg("model.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\nTime { dt 1e-4; }\n"
+                               "Solver { model magic; }\n");
+    expect(p, 0, "Solver.model 'magic' is unknown", NULL);
+    p = write_cfg("nodt.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\n");
+    expect(p, 0, "block 'Time' needs the key 'dt'", NULL);
+    p = write_cfg("range.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\nTime { dt -1; }\n");
+    expect(p, 0, "range.cfg:2:11: 'dt' in block 'Time' is -1", NULL);
+    p = write_cfg("lattice.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\nTime { dt 1e-4; }\n"
+                                 "Lattice { count <10,10,10>; radius 0.1; }\n");
+    expect(p, 0, "outside the domain", NULL);
+    p = write_cfg("overlap.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\nTime { dt 1e-4; }\n"
+                                 "Lattice { count <2,2,2>; radius 0.1; spacing 0.15; }\n");
+    expect(p, 0, "start overlapping", NULL);
+    p = write_cfg("mat.cfg", "Domain { min <0,0,0>; max <1,1,1>; wall_material gold; }\n"
+                             "Time { dt 1e-4; }\n");
+    expect(p, 0, "unknown material 'gold'", NULL);
+    snprintf(args, sizeof args, "%s/configs/demo.cfg -Time.dt=fast", GF_SOURCE_DIR);
+    expect(args, 0, "command line: 'dt' in block 'Time' must be a number", NULL);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gf_test_app_XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_demo_runs),
+        cmocka_unit_test(test_bad_input),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        return 1;
+    return rc;
+}

@@ -1,0 +1,174 @@
+/* Link-cell detection finds exactly the contacts an all-pairs search finds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/contact.h"
+#include "test_util.h"
+
+typedef struct {
+    int64_t a, b;
+    double gap, n[3];
+} pair;
+
+static int cmp_pair(const void *x, const void *y) {
+    const pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* Contacts as (id1, id2) pairs with walls as negative ids, sorted. */
+static pair *collect(const gf_particles *p, const gf_contacts *c) {
+    pair *out = malloc((c->count + 1) * sizeof *out);
+    for (size_t j = 0; j < c->count; ++j) {
+        int64_t a = p->id[c->i1[j]];
+        int64_t b = c->i2[j] >= 0 ? p->id[c->i2[j]] : (int64_t)c->i2[j];
+        out[j].a = a < b ? a : b;
+        out[j].b = a < b ? b : a;
+        out[j].gap = c->gap[j];
+        for (int d = 0; d < 3; ++d)
+            out[j].n[d] = c->n[d][j] * (a < b ? 1.0 : -1.0);
+    }
+    qsort(out, c->count, sizeof *out, cmp_pair);
+    return out;
+}
+
+static void check_same(const gf_particles *p, gf_contacts *fast, gf_contacts *slow) {
+    assert_int_equal(fast->count, slow->count);
+    pair *x = collect(p, fast), *y = collect(p, slow);
+    for (size_t j = 0; j < fast->count; ++j) {
+        assert_true(x[j].a == y[j].a && x[j].b == y[j].b);
+        assert_true(x[j].gap == y[j].gap);
+        for (int d = 0; d < 3; ++d)
+            assert_true(x[j].n[d] == y[j].n[d]);
+    }
+    /* No pair twice. */
+    for (size_t j = 1; j < fast->count; ++j)
+        assert_true(cmp_pair(&x[j - 1], &x[j]) != 0);
+    free(x);
+    free(y);
+}
+
+static void random_system(gf_particles *p, uint64_t seed, size_t n, size_t nghost, double box,
+                          double rmin, double rmax) {
+    gf_particles_init(p);
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n + nghost; ++i) {
+        gf_particle rec;
+        double x[3] = {gf_test_uniform(&rng, 0, box), gf_test_uniform(&rng, 0, box),
+                       gf_test_uniform(&rng, 0, box)};
+        gf_particle_make_sphere(&rec, (int64_t)i, x, gf_test_uniform(&rng, rmin, rmax), 1000.0, 0);
+        if (i < n)
+            GF_ASSERT_OK(gf_particles_add(p, &rec));
+        else
+            GF_ASSERT_OK(gf_particles_add_ghost(p, &rec));
+    }
+}
+
+static void test_matches_brute_force(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, n[3] = {0, 0, 1}, nx[3] = {-1, 0, 0};
+    GF_ASSERT_OK(gf_walls_add(&w, lo, n, NULL, 0));
+    GF_ASSERT_OK(gf_walls_add(&w, hi, nx, NULL, 0));
+    const struct {
+        size_t n, ghosts;
+        double box, rmin, rmax, margin;
+    } cases[] = {
+        {2000, 0, 1.0, 0.01, 0.03, 0.0},    /* sparse */
+        {3000, 500, 1.0, 0.02, 0.05, 0.01}, /* dense, polydisperse, with ghosts */
+        {500, 100, 1.0, 0.001, 0.2, 0.005}, /* wide size range */
+        {50, 0, 100.0, 0.5, 0.5, 1.0},      /* dilute and spread out: few cells */
+        {1, 0, 1.0, 0.1, 0.1, 0.0},         /* a single particle */
+    };
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        gf_particles p;
+        random_system(&p, 1000 + k, cases[k].n, cases[k].ghosts, cases[k].box, cases[k].rmin,
+                      cases[k].rmax);
+        gf_contacts fast, slow;
+        gf_contacts_init(&fast);
+        gf_contacts_init(&slow);
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, cases[k].margin, &lc, &fast));
+        GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, cases[k].margin, &slow));
+        if (k == 1)
+            assert_true(fast.count > 1000); /* the dense case really is dense */
+        check_same(&p, &fast, &slow);
+        /* Ghost-ghost pairs are the owners' business. */
+        for (size_t j = 0; j < fast.count; ++j)
+            assert_true((size_t)fast.i1[j] < p.n_local ||
+                        (fast.i2[j] >= 0 && (size_t)fast.i2[j] < p.n_local));
+        gf_contacts_free(&fast);
+        gf_contacts_free(&slow);
+        gf_particles_free(&p);
+    }
+    gf_linkcells_free(&lc);
+}
+
+/* Geometry of one sphere-sphere and one sphere-wall contact. */
+static void test_contact_frame(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    int glass;
+    GF_ASSERT_OK(gf_materials_add(&m, "glass", 2500, 0.3, &glass));
+    GF_ASSERT_OK(gf_materials_set_friction(&m, 0, glass, 0.7));
+    gf_walls w;
+    gf_walls_init(&w);
+    const double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 2};
+    GF_ASSERT_OK(gf_walls_add(&w, p0, nz, NULL, 0));
+    gf_particles p;
+    gf_particles_init(&p);
+    gf_particle rec;
+    const double c1[3] = {0, 0, 0.9}, c2[3] = {0, 1.9, 0.9};
+    gf_particle_make_sphere(&rec, 7, c1, 1.0, 2500, glass);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    gf_particle_make_sphere(&rec, 8, c2, 1.0, 2500, glass);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    gf_contacts c;
+    gf_contacts_init(&c);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, 0.0, &lc, &c));
+    assert_int_equal(c.count, 3);
+    for (size_t j = 0; j < c.count; ++j) {
+        double n[3] = {c.n[0][j], c.n[1][j], c.n[2][j]}, t[3] = {c.t[0][j], c.t[1][j], c.t[2][j]},
+               o[3] = {c.o[0][j], c.o[1][j], c.o[2][j]};
+        /* Right-handed orthonormal frame. */
+        GF_ASSERT_NEAR(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0, 1e-15);
+        GF_ASSERT_NEAR(n[0] * t[0] + n[1] * t[1] + n[2] * t[2], 0.0, 1e-15);
+        GF_ASSERT_NEAR(n[1] * t[2] - n[2] * t[1], o[0], 1e-15);
+        if (c.i2[j] < 0) {
+            GF_ASSERT_NEAR(c.gap[j], -0.1, 1e-15);
+            GF_ASSERT_NEAR(n[2], 1.0, 1e-15);
+            GF_ASSERT_NEAR(c.mu[j], 0.7, 0);
+            /* The contact point is mid-way through the overlap: z = -0.05. */
+            GF_ASSERT_NEAR(p.x[2][c.i1[j]] + c.r1[2][j], -0.05, 1e-15);
+        } else {
+            GF_ASSERT_NEAR(c.gap[j], -0.1, 1e-15);
+            GF_ASSERT_NEAR(c.mu[j], 0.3, 0);
+            /* The normal points from body 2 to body 1. */
+            double d = p.x[1][c.i1[j]] - p.x[1][c.i2[j]];
+            GF_ASSERT_NEAR(n[1], d > 0 ? 1.0 : -1.0, 1e-15);
+            GF_ASSERT_NEAR(c.r1[1][j] - c.r2[1][j], p.x[1][c.i2[j]] - p.x[1][c.i1[j]], 1e-15);
+        }
+    }
+    gf_contacts_free(&c);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_brute_force),
+        cmocka_unit_test(test_contact_frame),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,32 @@
+/* Helpers shared by the tests. */
+#ifndef GF_TEST_UTIL_H
+#define GF_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "granflow/error.h"
+
+/* Fails the test with the library's message when a call does not return GF_OK. */
+#define GF_ASSERT_OK(expr)                                                                         \
+    do {                                                                                           \
+        gf_status st_ = (expr);                                                                    \
+        if (st_ != GF_OK)                                                                          \
+            fail_msg("%s returned %s: %s", #expr, gf_status_name(st_), gf_error_message());        \
+    } while (0)
+
+#define GF_ASSERT_NEAR(a, b, tol)                                                                  \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, (double)(tol));      \
+    } while (0)
+
+/* A reproducible uniform number in [lo, hi) from a 64-bit state. */
+double gf_test_uniform(uint64_t *state, double lo, double hi);
+
+#endif

@@ -1,0 +1,35 @@
+# Shared by tools/quickstart.sh and tools/run-tests.sh: installs what granflow needs on Debian
+# and configures the environment Open MPI wants when run as root on a small machine.
+
+GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev"
+
+gf_install_deps() {
+    local missing=()
+    for p in $GF_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "Installing missing packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq "${missing[@]}"
+    else
+        echo "granflow needs these Debian packages: ${missing[*]}" >&2
+        echo "Install them with:" >&2
+        echo "    sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+}
+
+gf_mpi_env() {
+    # Open MPI refuses root unless told twice, and must be allowed more ranks than cores.
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+gf_jobs() {
+    nproc 2>/dev/null || echo 2
+}
