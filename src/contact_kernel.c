@@ -16,7 +16,6 @@
  * of the quartic and polished by safeguarded Newton steps, then by one Newton step on E(a). */
 #include "granflow/contact_kernel.h"
 
-#include <complex.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -156,46 +155,26 @@ static double fobj_dir(const reduced *r, double c, double s, double *rbar) {
     return 0.5 * rb * rb * g - rb * h;
 }
 
-/* Fourier coefficients e[k], k = 0..2, of E(a) = e0 + 2 Re(e1 e^{ia}) + 2 Re(e2 e^{2ia}). */
-void gf_maxdiss_stationary_coeffs(const double A[9], const double b[3], double mu,
-                                  double complex e[3]) {
+/* The stationarity condition as E(a) = t0 + t1 cos a + t2 sin a + t3 cos 2a + t4 sin 2a. With
+ * F = A_nn + p c + q s (p = mu A_nt, q = mu A_no), g = G0 + G1 cos 2a + G2 sin 2a and h = u c + v s
+ * (u, v = bhat), one finds h'F - hF' = A_nn h' + kappa with kappa = v p - u q, and
+ * g'F - 2gF' = 2(A_to p - A_tt q) c + 2(A_oo p - A_to q) s + 2 A_nn A_to cos 2a
+ *              - A_nn (A_tt - A_oo) sin 2a,
+ * the cubic harmonics cancelling; the rest is collecting terms. */
+static void stationary_coeffs(const reduced *r, double t[5]) {
+    double A = r->Ann, p = r->mu * r->Ant, q = r->mu * r->Ano, u = r->bt, v = r->bo;
+    double k = 0.5 * r->mu * r->bn, kappa = v * p - u * q;
+    t[0] = -1.5 * A * kappa;
+    t[1] = 2.0 * k * (r->Ato * p - r->Att * q) - (A * A * v + kappa * p);
+    t[2] = 2.0 * k * (r->Aoo * p - r->Ato * q) + (A * A * u - kappa * q);
+    t[3] = 2.0 * k * A * r->Ato - 0.5 * A * (v * p + u * q);
+    t[4] = -k * A * (r->Att - r->Aoo) - 0.5 * A * (v * q - u * p);
+}
+
+void gf_maxdiss_stationary_coeffs(const double A[9], const double b[3], double mu, double t[5]) {
     reduced r;
     reduce(A, b, mu, &r);
-    /* Trig polynomials as coefficient arrays over k = -3..3 (index k + 3). */
-    double complex F[7] = {0}, G[7] = {0}, H[7] = {0};
-    F[3] = r.Ann;
-    F[4] = 0.5 * mu * (r.Ant - I * r.Ano);
-    F[2] = conj(F[4]);
-    G[3] = 0.5 * (r.Att + r.Aoo);
-    G[5] = 0.25 * (r.Att - r.Aoo) - 0.5 * I * r.Ato;
-    G[1] = conj(G[5]);
-    H[4] = 0.5 * (r.bt - I * r.bo);
-    H[2] = conj(H[4]);
-    double complex dF[7], dG[7], dH[7];
-    for (int k = -3; k <= 3; ++k) {
-        dF[k + 3] = I * k * F[k + 3];
-        dG[k + 3] = I * k * G[k + 3];
-        dH[k + 3] = I * k * H[k + 3];
-    }
-    /* P = g'F - 2 g F'  and  Q = (h'F - h F') F, only the harmonics |k| <= 2 are needed. */
-    double complex P[7] = {0}, W[7] = {0}, Q[7] = {0};
-    for (int i = -3; i <= 3; ++i)
-        for (int j = -3; j <= 3; ++j) {
-            int k = i + j;
-            if (k < -3 || k > 3)
-                continue;
-            P[k + 3] += dG[i + 3] * F[j + 3] - 2.0 * G[i + 3] * dF[j + 3];
-            W[k + 3] += dH[i + 3] * F[j + 3] - H[i + 3] * dF[j + 3];
-        }
-    for (int i = -3; i <= 3; ++i)
-        for (int j = -3; j <= 3; ++j) {
-            int k = i + j;
-            if (k < -3 || k > 3)
-                continue;
-            Q[k + 3] += W[i + 3] * F[j + 3];
-        }
-    for (int k = 0; k <= 2; ++k)
-        e[k] = 0.5 * mu * r.bn * P[k + 3] - Q[k + 3];
+    stationary_coeffs(&r, t);
 }
 
 /* Real roots of the monic cubic x^3 + a x^2 + b x + c; returns their number (1 or 3). */
@@ -228,10 +207,13 @@ static double quartic(const double p[5], double t, double *dp) {
 }
 
 /* The root of p in [lo, hi] where p(lo), p(hi) differ in sign: Newton steps kept inside the
- * shrinking bracket, bisection when Newton leaves it or stalls. */
-static double bracketed_root(const double p[5], double lo, double hi, double flo) {
-    double t = 0.5 * (lo + hi), dp;
-    double prev_step = hi - lo, step = prev_step;
+ * shrinking bracket, bisection when Newton leaves it or stalls. Started from the secant point;
+ * stopped at 1e-10 relative, since the caller finishes with a Newton step on E(a) itself. */
+static double bracketed_root(const double p[5], double lo, double hi, double flo, double fhi) {
+    double w = hi - lo;
+    double t = lo - flo * w / (fhi - flo), dp;
+    t = fmin(fmax(t, lo + 0.01 * w), hi - 0.01 * w);
+    double prev_step = w, step = w;
     for (int it = 0; it < 100; ++it) {
         double f = quartic(p, t, &dp);
         if (f == 0.0)
@@ -251,7 +233,7 @@ static double bracketed_root(const double p[5], double lo, double hi, double flo
             prev_step = step;
             step = t - tn;
         }
-        if (fabs(tn - t) <= 4.0 * DBL_EPSILON * fabs(tn) || hi - lo <= 4.0 * DBL_EPSILON * fabs(t))
+        if (fabs(tn - t) <= 1e-10 * (fabs(tn) + 1e-3) || hi - lo <= 4.0 * DBL_EPSILON * fabs(t))
             return tn;
         t = tn;
     }
@@ -298,23 +280,76 @@ static int quartic_real_roots(const double p_in[5], double roots[4]) {
             continue;
         }
         if ((flo < 0.0) != (fhi < 0.0) && fhi != 0.0)
-            roots[n++] = bracketed_root(p, lo, hi, flo);
+            roots[n++] = bracketed_root(p, lo, hi, flo, fhi);
         if (n == 4)
             break;
     }
     return n;
 }
 
+/* Near an asymptote of a hyperbola (b_n small against |b|) the optimum sits at an angle
+ * delta = O(b_n) from the asymptote direction, and f_r = O(b_n) there: evaluated from the
+ * angle, f_r cancels catastrophically and two roots of the quartic (the asymptote and the
+ * optimum) merge. Here the angle is measured from the asymptote, f_r is formed without
+ * cancellation, and the stationarity condition is solved by Newton's method in delta, seeded by
+ * the ray solution. Returns the objective (INFINITY if no admissible stationary point). */
+static double near_asymptote(const reduced *r, int side, double *c_out, double *s_out,
+                             double *rbar_out) {
+    double a3 = hypot(r->Ant, r->Ano);
+    double mua3 = r->mu * a3;
+    double c0 = r->Ant / a3, s0 = r->Ano / a3;
+    double cth = -r->Ann / mua3, sth = side * sqrt(fmax(0.0, 1.0 - cth * cth));
+    /* Asymptote direction alpha_a = alpha0 + theta_a. */
+    double ca = c0 * cth - s0 * sth, sa = s0 * cth + c0 * sth;
+    /* Seed: on the ray the best radius is h/g; f_r = mu b_n / r there. */
+    double g = r->Att * ca * ca + 2.0 * r->Ato * ca * sa + r->Aoo * sa * sa;
+    double h = r->bt * ca + r->bo * sa;
+    if (!(h > 0.0))
+        return INFINITY;
+    double dF = -mua3 * sth; /* d f_r / d delta at the asymptote */
+    double delta = (r->mu * r->bn * g / h) / dF;
+    for (int it = 0; it < 30; ++it) {
+        double sd = sin(delta), cdm = 2.0 * sin(0.5 * delta) * sin(0.5 * delta); /* 1 - cos */
+        double c = ca * (1.0 - cdm) - sa * sd, s = sa * (1.0 - cdm) + ca * sd;
+        double F = -mua3 * (sth * sd + cth * cdm);
+        double F1 = r->mu * (-r->Ant * s + r->Ano * c);
+        double F2 = -r->mu * (r->Ant * c + r->Ano * s);
+        double c2 = c * c - s * s, s2 = 2.0 * c * s;
+        double gg = r->Att * c * c + 2.0 * r->Ato * c * s + r->Aoo * s * s;
+        double g1 = (r->Aoo - r->Att) * s2 + 2.0 * r->Ato * c2;
+        double g2 = 2.0 * (r->Aoo - r->Att) * c2 - 4.0 * r->Ato * s2;
+        double hh = r->bt * c + r->bo * s, h1 = -r->bt * s + r->bo * c, h2 = -hh;
+        double k = 0.5 * r->mu * r->bn;
+        double W = h1 * F - hh * F1;
+        double E = k * (g1 * F - 2.0 * gg * F1) - W * F;
+        double dE = k * (g2 * F - g1 * F1 - 2.0 * gg * F2) - (h2 * F - hh * F2) * F - W * F1;
+        if (!(dE != 0.0) || !isfinite(E))
+            return INFINITY;
+        double step = E / dE;
+        delta -= step;
+        if (fabs(step) <= 1e-15 * fabs(delta))
+            break;
+    }
+    double sd = sin(delta), cdm = 2.0 * sin(0.5 * delta) * sin(0.5 * delta);
+    double c = ca * (1.0 - cdm) - sa * sd, s = sa * (1.0 - cdm) + ca * sd;
+    double F = -mua3 * (sth * sd + cth * cdm);
+    if (!(F > 0.0))
+        return INFINITY;
+    double rb = r->mu * r->bn / F;
+    double gg = r->Att * c * c + 2.0 * r->Ato * c * s + r->Aoo * s * s;
+    double hh = r->bt * c + r->bo * s;
+    *c_out = c;
+    *s_out = s;
+    *rbar_out = rb;
+    return 0.5 * rb * rb * gg - rb * hh;
+}
+
 /* The sliding case, b_n > 0 and mu > 0 with the unconstrained minimum outside the cone: the
  * boundary point of the conic section with the least objective. */
-static void maxdiss_sliding(const double A[9], const double b[3], double mu, const reduced *r,
-                            double x[3]) {
-    double complex e[3];
-    gf_maxdiss_stationary_coeffs(A, b, mu, e);
-    /* E(a) = a0 + a1 cos a + b1 sin a + a2 cos 2a + b2 sin 2a. */
-    double a0 = creal(e[0]);
-    double a1 = 2.0 * creal(e[1]), b1 = -2.0 * cimag(e[1]);
-    double a2 = 2.0 * creal(e[2]), b2 = -2.0 * cimag(e[2]);
+static void maxdiss_sliding(const reduced *r, double x[3]) {
+    double tc[5];
+    stationary_coeffs(r, tc);
+    double a0 = tc[0], a1 = tc[1], b1 = tc[2], a2 = tc[3], b2 = tc[4];
     /* Rotate a = beta + theta with beta + pi where |E| is largest among eight directions, so
      * tau = tan(theta / 2) stays away from infinity for every root. */
     static const double cs8[8][2] = {
@@ -352,7 +387,7 @@ static void maxdiss_sliding(const double A[9], const double b[3], double mu, con
         double dE = -a1 * s + b1 * c - 2.0 * a2 * s2 + 2.0 * b2 * c2;
         if (dE != 0.0) {
             double d = -Ev / dE;
-            if (fabs(d) < 1e-3) {
+            if (fabs(d) < 1e-4) {
                 double cd = 1.0 - 0.5 * d * d, sd = d - d * d * d / 6.0;
                 double cn = c * cd - s * sd, sn = s * cd + c * sd;
                 double len = hypot(cn, sn);
@@ -367,6 +402,26 @@ static void maxdiss_sliding(const double A[9], const double b[3], double mu, con
             best_c = c;
             best_s = s;
             best_r = rb;
+        }
+    }
+    /* Hyperbolas with the optimum close to an asymptote: the angle form above is ill
+     * conditioned there, so solve again relative to each asymptote and keep the best. */
+    double a3 = hypot(r->Ant, r->Ano);
+    if (r->Ann < r->mu * a3) {
+        double fr_best =
+            best_f < INFINITY ? r->Ann + r->mu * (r->Ant * best_c + r->Ano * best_s) : 0.0;
+        if (fr_best < 1e-4 * r->Ann || r->bn < 1e-4) {
+            for (int side = -1; side <= 1; side += 2) {
+                double c = 1.0, s = 0.0, rb = 0.0;
+                double f = near_asymptote(r, side, &c, &s, &rb);
+                if (f < best_f || (best_f < INFINITY && fr_best < 1e-4 * r->Ann &&
+                                   f <= best_f + 1e-9 * fabs(best_f))) {
+                    best_f = f;
+                    best_c = c;
+                    best_s = s;
+                    best_r = rb;
+                }
+            }
         }
     }
     if (!(best_f < INFINITY)) {
@@ -442,7 +497,7 @@ gf_status gf_contact_kernel_maxdiss(const double A[9], const double b[3], double
         else
             maxdiss_rays(&r, xn);
     } else {
-        maxdiss_sliding(An, bn, mu, &r, xn);
+        maxdiss_sliding(&r, xn);
     }
     double scale = sb / sa;
     for (int i = 0; i < 3; ++i)
