@@ -120,6 +120,20 @@ static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf
     return GF_OK;
 }
 
+/* Each contact is solved by exactly one rank: the owner of the particle with the smaller id.
+ * Pairs of two ghosts are never ours; a pair of an owned particle and a ghost is ours when the
+ * owned one has the smaller id (its owner sees the same pair the other way round). */
+static inline int solved_here(const gf_particles *p, size_t a, size_t b) {
+    int ga = a >= p->n_local, gb = b >= p->n_local;
+    if (ga && gb)
+        return 0;
+    if (ga)
+        return p->id[b] < p->id[a];
+    if (gb)
+        return p->id[a] < p->id[b];
+    return 1;
+}
+
 void gf_linkcells_init(gf_linkcells *lc) {
     memset(lc, 0, sizeof *lc);
 }
@@ -227,7 +241,7 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
                                 for (int32_t b = same ? a + 1 : lc->start[nc];
                                      b < lc->start[nc + 1]; ++b) {
                                     int32_t ib = lc->item[b];
-                                    if ((size_t)ia >= p->n_local && (size_t)ib >= p->n_local)
+                                    if (!solved_here(p, (size_t)ia, (size_t)ib))
                                         continue;
                                     /* Order the pair so results do not depend on binning. */
                                     int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
@@ -248,7 +262,7 @@ gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, cons
     size_t np = p->n_local + p->n_ghost;
     for (size_t a = 0; a < np; ++a)
         for (size_t b = a + 1; b < np; ++b) {
-            if (a >= p->n_local && b >= p->n_local)
+            if (!solved_here(p, a, b))
                 continue;
             GF_TRY(sphere_sphere(p, m, a, b, margin, out));
         }

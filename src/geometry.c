@@ -38,8 +38,8 @@ void gf_walls_advance(gf_walls *w, double dt) {
             w->point[k][d] += dt * w->velocity[k][d];
 }
 
-gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], gf_config_block *root,
-                                const gf_materials *m) {
+gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
+                                gf_config_block *root, const gf_materials *m) {
     gf_walls_init(w);
     gf_config_block *db = gf_config_section(root, "Domain");
     if (!db)
@@ -52,11 +52,24 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], gf_conf
             return GF_ERROR(GF_ERR_INPUT, "%s: Domain.max must exceed Domain.min on every axis",
                             gf_config_block_where(db, where, sizeof where));
         }
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    double per[3];
+    GF_TRY(gf_config_get_vec3(db, "periodic", zero, per));
+    for (int d = 0; d < 3; ++d) {
+        if (per[d] != 0.0 && per[d] != 1.0) {
+            char where[512];
+            return GF_ERROR(GF_ERR_INPUT, "%s: Domain.periodic takes 0 or 1 per axis",
+                            gf_config_block_where(db, where, sizeof where));
+        }
+        periodic[d] = per[d] == 1.0;
+    }
     int box = 1, mat = 0;
     GF_TRY(gf_config_get_bool(db, "box_walls", 1, &box));
     GF_TRY(gf_materials_lookup(m, db, "wall_material", &mat));
     if (box) {
         for (int d = 0; d < 3; ++d) {
+            if (periodic[d])
+                continue;
             double n[3] = {0.0, 0.0, 0.0};
             n[d] = 1.0;
             GF_TRY(gf_walls_add(w, lo, n, NULL, mat));
@@ -68,7 +81,6 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], gf_conf
     for (size_t k = 0; k < nw; ++k) {
         gf_config_block *b = gf_config_section_nth(db, "Wall", k);
         double p[3], n[3], v[3];
-        static const double zero[3] = {0.0, 0.0, 0.0};
         int wm;
         GF_TRY(gf_config_require_vec3(b, "point", p));
         GF_TRY(gf_config_require_vec3(b, "normal", n));

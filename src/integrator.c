@@ -5,7 +5,9 @@
 #include "granflow/vec.h"
 
 void gf_integrate_free_velocity(gf_particles *p, const double gravity[3], double dt) {
-    for (size_t i = 0; i < p->n_local; ++i) {
+    /* Ghosts too: they take part in the solve, and the same arithmetic on the same state gives
+     * their owners' result without a message. */
+    for (size_t i = 0; i < p->n_local + p->n_ghost; ++i) {
         if (p->inv_mass[i] == 0.0)
             continue; /* infinite mass: unaffected by forces */
         p->v[0][i] += dt * gravity[0];

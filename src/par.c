@@ -104,3 +104,63 @@ gf_status gf_par_barrier(const gf_par *par) {
     MPI_TRY(MPI_Barrier(par->comm));
     return GF_OK;
 }
+
+gf_status gf_par_gather_bytes(const gf_par *par, int root, const void *data, size_t bytes,
+                              void **out, size_t **offsets) {
+    *out = NULL;
+    if (offsets)
+        *offsets = NULL;
+    uint64_t mine = bytes;
+    uint64_t *all = NULL;
+    int *counts = NULL, *displs = NULL;
+    gf_status st = GF_OK;
+    if (par->rank == root) {
+        all = gf_calloc((size_t)par->size, sizeof *all);
+        counts = gf_calloc((size_t)par->size, sizeof *counts);
+        displs = gf_calloc((size_t)par->size, sizeof *displs);
+        if (!all || !counts || !displs)
+            st = gf_error_status();
+    }
+    /* Every rank takes part even when the root failed to allocate, so nobody hangs. */
+    int rc = MPI_Gather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, root, par->comm);
+    if (st == GF_OK && rc != MPI_SUCCESS)
+        st = GF_ERROR(GF_ERR_MPI, "MPI_Gather of message sizes failed");
+    uint64_t total = 0;
+    if (par->rank == root && st == GF_OK) {
+        for (int r = 0; r < par->size; ++r) {
+            if (total + all[r] > (uint64_t)INT32_MAX) {
+                st = GF_ERROR(GF_ERR_UNSUPPORTED, "gathering more than 2 GiB on one rank");
+                break;
+            }
+            counts[r] = (int)all[r];
+            displs[r] = (int)total;
+            total += all[r];
+        }
+        if (st == GF_OK) {
+            *out = gf_malloc((size_t)total + 1, 1);
+            if (offsets)
+                *offsets = gf_malloc((size_t)par->size + 1, sizeof **offsets);
+            if (!*out || (offsets && !*offsets))
+                st = gf_error_status();
+            else if (offsets) {
+                for (int r = 0; r < par->size; ++r)
+                    (*offsets)[r] = (size_t)displs[r];
+                (*offsets)[par->size] = (size_t)total;
+            }
+        }
+    }
+    int ok = st == GF_OK;
+    MPI_Bcast(&ok, 1, MPI_INT, root, par->comm);
+    if (ok) {
+        rc = MPI_Gatherv(data, (int)bytes, MPI_BYTE, *out, counts, displs, MPI_BYTE, root,
+                         par->comm);
+        if (rc != MPI_SUCCESS)
+            st = GF_ERROR(GF_ERR_MPI, "MPI_Gatherv failed");
+    } else if (st == GF_OK) {
+        st = GF_ERROR(GF_ERR_MEMORY, "the gather root ran out of memory");
+    }
+    free(all);
+    free(counts);
+    free(displs);
+    return st;
+}

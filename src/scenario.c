@@ -54,8 +54,8 @@ int64_t gf_lattice_size(const gf_lattice *l) {
     return l->enabled ? (int64_t)l->count[0] * l->count[1] * l->count[2] : 0;
 }
 
-gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const double lo[3],
-                              const double hi[3], gf_particles *p) {
+gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const gf_decomp *decomp,
+                              gf_particles *p) {
     if (!l->enabled)
         return GF_OK;
     for (long k = 0; k < l->count[2]; ++k)
@@ -64,8 +64,7 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
                 double x[3] = {l->origin[0] + (double)i * l->spacing,
                                l->origin[1] + (double)j * l->spacing,
                                l->origin[2] + (double)k * l->spacing};
-                if (x[0] < lo[0] || x[0] >= hi[0] || x[1] < lo[1] || x[1] >= hi[1] ||
-                    x[2] < lo[2] || x[2] >= hi[2])
+                if (decomp && !gf_decomp_owns(decomp, x))
                     continue;
                 int64_t index = (k * l->count[1] + j) * l->count[0] + i;
                 gf_particle rec;

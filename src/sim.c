@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "granflow/integrator.h"
@@ -16,11 +17,10 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     gf_materials_init(&sim->materials);
     gf_contacts_init(&sim->contacts);
     gf_linkcells_init(&sim->cells);
+    gf_warmstart_init(&sim->warm);
     gf_timers_reset(&sim->timers);
     sim->dt = 1e-4;
-    sim->steps = 0;
-    sim->margin_tolerance = 0.0;
-    sim->progress_every = 0;
+    sim->check_every = 100;
     for (int d = 0; d < 3; ++d) {
         sim->lo[d] = -INFINITY;
         sim->hi[d] = INFINITY;
@@ -35,6 +35,12 @@ void gf_sim_free(gf_sim *sim) {
     gf_contacts_free(&sim->contacts);
     gf_linkcells_free(&sim->cells);
     gf_solver_free(&sim->solver);
+    gf_warmstart_free(&sim->warm);
+    if (sim->distributed)
+        gf_exchange_free(&sim->xch);
+    free(sim->check_ids);
+    free(sim->check_pos);
+    sim->distributed = 0;
 }
 
 gf_status gf_sim_set_solver(gf_sim *sim, const gf_solver_params *prm) {
@@ -51,15 +57,72 @@ static gf_status count_global(gf_sim *sim) {
     return GF_OK;
 }
 
+gf_status gf_sim_decompose(gf_sim *sim, const int dims_in[3], const int periodic[3],
+                           const double lo[3], const double hi[3]) {
+    if (!sim->par)
+        return GF_ERROR(GF_ERR_STATE, "a decomposition needs MPI (gf_sim_init with a gf_par)");
+    int dims[3] = {dims_in[0], dims_in[1], dims_in[2]};
+    if (dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0) {
+        double extent[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+        GF_TRY(gf_decomp_choose_dims(sim->par->size, extent, dims));
+    }
+    GF_TRY(gf_exchange_init(&sim->xch, sim->par, dims, periodic, lo, hi));
+    sim->distributed = 1;
+    for (int d = 0; d < 3; ++d) {
+        sim->dims[d] = dims[d];
+        sim->periodic[d] = periodic[d];
+        sim->lo[d] = lo[d];
+        sim->hi[d] = hi[d];
+    }
+    return GF_OK;
+}
+
+gf_status gf_sim_allocate_ids(gf_sim *sim, int64_t n, int64_t *first) {
+    int64_t offset = 0, total = n;
+    if (sim->par) {
+        GF_TRY(gf_par_exscan_i64(sim->par, n, &offset));
+        GF_TRY(gf_par_allreduce_i64(sim->par, &total, 1, GF_PAR_SUM));
+    }
+    *first = sim->next_id + offset;
+    sim->next_id += total;
+    sim->expected_particles += total;
+    return GF_OK;
+}
+
+static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
+    gf_config_block *db = gf_config_section(root, "Domain");
+    if (!db)
+        return gf_error_status();
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    double pr[3];
+    GF_TRY(gf_config_get_vec3(db, "processes", zero, pr));
+    int given = 0;
+    for (int d = 0; d < 3; ++d) {
+        if (pr[d] < 0 || pr[d] != floor(pr[d]) || pr[d] > 1e6) {
+            char where[512];
+            return GF_ERROR(GF_ERR_INPUT,
+                            "%s: Domain.processes must hold whole numbers (or be left out for an "
+                            "automatic choice)",
+                            gf_config_block_where(db, where, sizeof where));
+        }
+        dims[d] = (int)pr[d];
+        given += dims[d] > 0;
+    }
+    if (given != 0 && given != 3) {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT, "%s: Domain.processes needs all three counts",
+                        gf_config_block_where(db, where, sizeof where));
+    }
+    return GF_OK;
+}
+
 gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg) {
-    if (sim->par && sim->par->size > 1)
-        return GF_ERROR(GF_ERR_UNSUPPORTED,
-                        "this build runs on one MPI rank only (%d requested): the domain "
-                        "decomposition is not part of it yet",
-                        sim->par->size);
     gf_config_block *root = gf_config_root(cfg);
     GF_TRY(gf_materials_configure(&sim->materials, root));
-    GF_TRY(gf_geometry_configure(&sim->walls, sim->lo, sim->hi, root, &sim->materials));
+    GF_TRY(
+        gf_geometry_configure(&sim->walls, sim->lo, sim->hi, sim->periodic, root, &sim->materials));
+    int dims[3];
+    GF_TRY(read_decomposition(root, dims));
 
     gf_config_block *tb = gf_config_section(root, "Time");
     if (!tb)
@@ -91,33 +154,92 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg) {
         return gf_error_status();
     GF_TRY(gf_config_get_long(ob, "progress_every", 100, &sim->progress_every));
     GF_TRY(gf_config_check_range(ob, "progress_every", (double)sim->progress_every, 0, 1e15));
+    GF_TRY(gf_config_get_long(ob, "check_every", 100, &sim->check_every));
+    GF_TRY(gf_config_check_range(ob, "check_every", (double)sim->check_every, 0, 1e15));
 
     gf_lattice lat;
     GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi));
-    GF_TRY(gf_lattice_generate(&lat, &sim->materials, sim->lo, sim->hi, &sim->particles));
     sim->margin_tolerance = frac * lat.radius;
-    return count_global(sim);
+
+    /* Everything below is collective; the input checks above are the same on every rank. */
+    if (sim->par) {
+        GF_TRY(gf_sim_decompose(sim, dims, sim->periodic, sim->lo, sim->hi));
+        GF_TRY(gf_decomp_check_range(&sim->xch.decomp, 2.0 * lat.radius + sim->margin_tolerance));
+    }
+    /* Lattice ids are lattice indices: independent of the rank count. */
+    lat.first_id = sim->next_id;
+    sim->next_id += gf_lattice_size(&lat);
+    sim->expected_particles += gf_lattice_size(&lat);
+    GF_TRY(gf_lattice_generate(&lat, &sim->materials, sim->distributed ? &sim->xch.decomp : NULL,
+                               &sim->particles));
+    GF_TRY(count_global(sim));
+    if (sim->global_particles != sim->expected_particles)
+        return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",
+                        (long long)sim->global_particles, (long long)sim->expected_particles);
+    return GF_OK;
 }
 
-/* The speculative margin of this step: anything that can close within dt is a contact. */
-static double step_margin(const gf_sim *sim) {
+/* The interaction range of the next step: anything that can close within dt is a contact, and
+ * ghosts must reach that far. Collective: every rank uses the same margin. */
+static gf_status update_margin(gf_sim *sim) {
     const gf_particles *p = &sim->particles;
-    double vmax2 = 0.0;
-    for (size_t i = 0; i < p->n_local + p->n_ghost; ++i) {
+    double m[2] = {0.0, 0.0}; /* max speed, max radius */
+    for (size_t i = 0; i < p->n_local; ++i) {
         double v2 = p->v[0][i] * p->v[0][i] + p->v[1][i] * p->v[1][i] + p->v[2][i] * p->v[2][i];
-        vmax2 = v2 > vmax2 ? v2 : vmax2;
+        m[0] = v2 > m[0] ? v2 : m[0];
+        m[1] = p->radius[i] > m[1] ? p->radius[i] : m[1];
     }
+    m[0] = sqrt(m[0]);
+    if (sim->par)
+        GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
     double vwall = 0.0;
     for (size_t k = 0; k < sim->walls.count; ++k) {
-        double s = sqrt(sim->walls.velocity[k][0] * sim->walls.velocity[k][0] +
-                        sim->walls.velocity[k][1] * sim->walls.velocity[k][1] +
-                        sim->walls.velocity[k][2] * sim->walls.velocity[k][2]);
+        const double *wv = sim->walls.velocity[k];
+        double s = sqrt(wv[0] * wv[0] + wv[1] * wv[1] + wv[2] * wv[2]);
         vwall = s > vwall ? s : vwall;
     }
     double g = sqrt(sim->gravity[0] * sim->gravity[0] + sim->gravity[1] * sim->gravity[1] +
                     sim->gravity[2] * sim->gravity[2]);
-    double v = sqrt(vmax2) + g * sim->dt;
-    return sim->margin_tolerance + sim->dt * (2.0 * v + vwall);
+    double v = m[0] + g * sim->dt;
+    sim->margin = sim->margin_tolerance + sim->dt * (2.0 * v + vwall);
+    if (sim->distributed) {
+        gf_status st = gf_decomp_check_range(&sim->xch.decomp, 2.0 * m[1] + sim->margin);
+        if (st != GF_OK) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s", gf_error_message());
+            return GF_ERROR(st, "step %ld (fastest particle %g m/s): %s", sim->step, m[0], msg);
+        }
+    }
+    return GF_OK;
+}
+
+/* Migration and ghosts: the exchange phase of a step. */
+static gf_status exchange(gf_sim *sim) {
+    gf_particles_clear_ghosts(&sim->particles);
+    if (sim->distributed)
+        GF_TRY(gf_exchange_migrate(&sim->xch, &sim->particles,
+                                   sim->solver_params.warm_start ? &sim->warm : NULL));
+    GF_TRY(update_margin(sim));
+    if (sim->distributed) {
+        double rmax = 0.0;
+        for (size_t i = 0; i < sim->particles.n_local; ++i)
+            rmax = sim->particles.radius[i] > rmax ? sim->particles.radius[i] : rmax;
+        double m = rmax;
+        GF_TRY(gf_par_allreduce_double(sim->par, &m, 1, GF_PAR_MAX));
+        GF_TRY(gf_exchange_ghosts(&sim->xch, &sim->particles, 2.0 * m + sim->margin));
+    }
+    sim->ghosts_ready = 1;
+    return GF_OK;
+}
+
+gf_status gf_sim_start(gf_sim *sim) {
+    if (sim->ghosts_ready)
+        return GF_OK;
+    GF_TRY(exchange(sim));
+    GF_TRY(count_global(sim));
+    if (sim->expected_particles == 0)
+        sim->expected_particles = sim->global_particles;
+    return GF_OK;
 }
 
 static gf_status check_state(const gf_sim *sim) {
@@ -135,25 +257,56 @@ static gf_status check_state(const gf_sim *sim) {
     return GF_OK;
 }
 
+/* The solver's view of the exchange: velocity synchronisation and global maxima, with their
+ * time booked as communication rather than solving. */
+static gf_status comm_sync(void *ctx, gf_particles *p, double relaxation) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_sync(&sim->xch, p, relaxation);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
+static gf_status comm_max(void *ctx, double *values, int n) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
 gf_status gf_sim_step(gf_sim *sim) {
     gf_timers *tm = &sim->timers;
+    if (!sim->ghosts_ready)
+        GF_TRY(gf_sim_start(sim));
 
     gf_timer_start(tm, GF_TIMER_DETECT);
-    gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials,
-                                     step_margin(sim), &sim->cells, &sim->contacts);
+    gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials, sim->margin,
+                                     &sim->cells, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_DETECT);
     GF_TRY(st);
 
     gf_timer_start(tm, GF_TIMER_PREPARE);
     gf_integrate_free_velocity(&sim->particles, sim->gravity, sim->dt);
     st = gf_solver_prepare(&sim->solver, &sim->particles, &sim->contacts);
+    if (sim->solver_params.warm_start)
+        gf_warmstart_apply(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_PREPARE);
     GF_TRY(st);
 
+    gf_solver_comm comm = {sim, NULL, NULL};
+    if (sim->distributed) {
+        comm.sync = comm_sync;
+        comm.max = comm_max;
+    }
+    double comm_before = tm->elapsed[GF_TIMER_COMM];
     gf_timer_start(tm, GF_TIMER_SOLVE);
-    st = gf_solver_solve(&sim->solver, &sim->particles, &sim->walls, &sim->contacts, sim->dt,
+    st = gf_solver_solve(&sim->solver, &sim->particles, &sim->walls, &sim->contacts, sim->dt, &comm,
                          &sim->last_solve);
+    if (st == GF_OK && sim->solver_params.warm_start)
+        st = gf_warmstart_store(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_SOLVE);
+    tm->elapsed[GF_TIMER_SOLVE] -= tm->elapsed[GF_TIMER_COMM] - comm_before;
     if (st != GF_OK) {
         char msg[1200];
         snprintf(msg, sizeof msg, "%s", gf_error_message());
@@ -169,10 +322,146 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_timer_stop(tm, GF_TIMER_INTEGRATE);
     GF_TRY(st);
 
+    gf_timer_start(tm, GF_TIMER_COMM);
+    st = exchange(sim);
+    gf_timer_stop(tm, GF_TIMER_COMM);
+    GF_TRY(st);
+
     sim->total_iterations += sim->last_solve.iterations;
     sim->total_contacts += (int64_t)sim->contacts.count;
+    if (sim->check_every > 0 && sim->step % sim->check_every == 0)
+        GF_TRY(gf_sim_check_particles(sim));
     return GF_OK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Accounting                                                                                 */
+
+typedef struct {
+    int64_t id;
+    int32_t rank;
+    double x[3];
+} id_record;
+
+static int cmp_record(const void *a, const void *b) {
+    const id_record *p = a, *q = b;
+    if (p->id != q->id)
+        return p->id < q->id ? -1 : 1;
+    return p->rank - q->rank;
+}
+
+static gf_status remember_ids(gf_sim *sim) {
+    const gf_particles *p = &sim->particles;
+    GF_TRY(gf_grow((void **)&sim->check_ids, p->n_local + 1, sizeof *sim->check_ids));
+    GF_TRY(gf_grow((void **)&sim->check_pos, 3 * p->n_local + 1, sizeof *sim->check_pos));
+    for (size_t i = 0; i < p->n_local; ++i) {
+        sim->check_ids[i] = p->id[i];
+        for (int d = 0; d < 3; ++d)
+            sim->check_pos[3 * i + d] = p->x[d][i];
+    }
+    sim->check_n = p->n_local;
+    return GF_OK;
+}
+
+gf_status gf_sim_check_particles(gf_sim *sim) {
+    int64_t n = (int64_t)sim->particles.n_local;
+    if (sim->par)
+        GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
+    sim->global_particles = n;
+    if (n == sim->expected_particles)
+        return remember_ids(sim);
+
+    /* Something was lost or duplicated: find out what, on rank 0. */
+    const gf_particles *p = &sim->particles;
+    double *pos = gf_malloc(3 * p->n_local + 1, sizeof *pos);
+    if (!pos)
+        return gf_error_status();
+    for (size_t i = 0; i < p->n_local; ++i)
+        for (int d = 0; d < 3; ++d)
+            pos[3 * i + d] = p->x[d][i];
+    id_record *now = NULL, *before = NULL;
+    size_t nnow = 0, nbefore = 0;
+    size_t *off = NULL;
+    gf_status st = GF_OK;
+    /* Current and previous ownership, gathered with sizes so the counts are known. */
+    id_record *mine = gf_malloc(p->n_local + 1, sizeof *mine);
+    id_record *prev = gf_malloc(sim->check_n + 1, sizeof *prev);
+    if (!mine || !prev) {
+        free(pos);
+        free(mine);
+        free(prev);
+        return gf_error_status();
+    }
+    int rank = sim->par ? sim->par->rank : 0;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        mine[i].id = p->id[i];
+        mine[i].rank = rank;
+        memcpy(mine[i].x, pos + 3 * i, sizeof mine[i].x);
+    }
+    for (size_t i = 0; i < sim->check_n; ++i) {
+        prev[i].id = sim->check_ids[i];
+        prev[i].rank = rank;
+        memcpy(prev[i].x, sim->check_pos + 3 * i, sizeof prev[i].x);
+    }
+    free(pos);
+    if (sim->par) {
+        void *a = NULL, *b = NULL;
+        size_t *offb = NULL;
+        st = gf_par_gather_bytes(sim->par, 0, mine, p->n_local * sizeof *mine, &a, &off);
+        if (st == GF_OK)
+            st = gf_par_gather_bytes(sim->par, 0, prev, sim->check_n * sizeof *prev, &b, &offb);
+        if (st == GF_OK && rank == 0) {
+            nnow = off[sim->par->size] / sizeof(id_record);
+            nbefore = offb[sim->par->size] / sizeof(id_record);
+        }
+        now = a;
+        before = b;
+        free(off);
+        free(offb);
+        free(mine);
+        free(prev);
+    } else {
+        now = mine;
+        before = prev;
+        nnow = p->n_local;
+        nbefore = sim->check_n;
+    }
+    char detail[1024] = "";
+    if (st == GF_OK && rank == 0) {
+        qsort(now, nnow, sizeof *now, cmp_record);
+        qsort(before, nbefore, sizeof *before, cmp_record);
+        size_t len = 0, shown = 0;
+        for (size_t i = 1; i < nnow && shown < 5; ++i)
+            if (now[i].id == now[i - 1].id) {
+                len += (size_t)snprintf(detail + len, sizeof detail - len,
+                                        "; particle %lld is owned by ranks %d and %d",
+                                        (long long)now[i].id, now[i - 1].rank, now[i].rank);
+                shown++;
+            }
+        /* Ids present at the last check and missing now. */
+        for (size_t i = 0, j = 0; i < nbefore && shown < 10 && len < sizeof detail; ++i) {
+            while (j < nnow && now[j].id < before[i].id)
+                ++j;
+            if (j < nnow && now[j].id == before[i].id)
+                continue;
+            len += (size_t)snprintf(detail + len, sizeof detail - len,
+                                    "; particle %lld vanished (last seen on rank %d at %g %g %g)",
+                                    (long long)before[i].id, before[i].rank, before[i].x[0],
+                                    before[i].x[1], before[i].x[2]);
+            shown++;
+        }
+    }
+    free(now);
+    free(before);
+    GF_TRY(st);
+    return GF_ERROR(GF_ERR_STATE,
+                    "particle accounting failed at step %ld: %lld particles exist but %lld are "
+                    "expected (created minus deleted)%s",
+                    sim->step, (long long)n, (long long)sim->expected_particles, detail);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Progress and summary                                                                       */
 
 static void format_duration(double s, char *buf, size_t size) {
     if (!isfinite(s) || s < 0)
@@ -186,12 +475,12 @@ static void format_duration(double s, char *buf, size_t size) {
 }
 
 static gf_status progress(gf_sim *sim, long done) {
-    double vals[3] = {(double)sim->contacts.count, (double)sim->last_solve.iterations,
-                      sim->last_solve.residual};
+    double sum[1] = {(double)sim->contacts.count};
+    double mx[2] = {(double)sim->last_solve.iterations, sim->last_solve.residual};
     int64_t n = (int64_t)sim->particles.n_local;
     if (sim->par) {
-        GF_TRY(gf_par_allreduce_double(sim->par, vals, 1, GF_PAR_SUM));
-        GF_TRY(gf_par_allreduce_double(sim->par, vals + 1, 2, GF_PAR_MAX));
+        GF_TRY(gf_par_allreduce_double(sim->par, sum, 1, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
         GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
     }
     double wall = gf_wtime() - sim->start_wtime;
@@ -201,11 +490,13 @@ static gf_status progress(gf_sim *sim, long done) {
     format_duration(eta, es, sizeof es);
     gf_log_info("step %8ld  t %.6e s  particles %lld  contacts %.0f  iterations %3.0f  "
                 "residual %.2e  wall %s  ETA %s",
-                sim->step, sim->time, (long long)n, vals[0], vals[1], vals[2], ws, es);
+                sim->step, sim->time, (long long)n, sum[0], mx[0], mx[1], ws, es);
     return GF_OK;
 }
 
 gf_status gf_sim_run(gf_sim *sim) {
+    GF_TRY(gf_sim_start(sim));
+    GF_TRY(remember_ids(sim));
     sim->start_wtime = gf_wtime();
     gf_timer_start(&sim->timers, GF_TIMER_TOTAL);
     for (long k = 0; k < sim->steps; ++k) {
@@ -214,24 +505,47 @@ gf_status gf_sim_run(gf_sim *sim) {
             GF_TRY(progress(sim, k + 1));
     }
     gf_timer_stop(&sim->timers, GF_TIMER_TOTAL);
-    return count_global(sim);
+    return gf_sim_check_particles(sim);
 }
 
 void gf_sim_print_summary(gf_sim *sim) {
     const gf_timers *tm = &sim->timers;
-    double total = tm->elapsed[GF_TIMER_TOTAL];
-    gf_log_info("\nrun summary: %ld steps, t = %.6e s, %lld particles", sim->step, sim->time,
-                (long long)sim->global_particles);
-    gf_log_info("  %-12s %12s %8s", "phase", "time (s)", "%");
+    int nranks = sim->par ? sim->par->size : 1;
+    double mn[GF_TIMER_COUNT], mx[GF_TIMER_COUNT], avg[GF_TIMER_COUNT];
+    for (int k = 0; k < GF_TIMER_COUNT; ++k)
+        mn[k] = mx[k] = avg[k] = tm->elapsed[k];
+    int64_t counts[3] = {(int64_t)sim->particles.n_local, sim->total_contacts,
+                         sim->total_iterations};
+    if (sim->par) {
+        /* Collective: every rank calls this. Failures only cost the report. */
+        if (gf_par_allreduce_double(sim->par, mn, GF_TIMER_COUNT, GF_PAR_MIN) != GF_OK ||
+            gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
+            gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
+            gf_par_allreduce_i64(sim->par, counts, 2, GF_PAR_SUM) != GF_OK)
+            return;
+        for (int k = 0; k < GF_TIMER_COUNT; ++k)
+            avg[k] /= nranks;
+    }
+    double total = avg[GF_TIMER_TOTAL];
+    gf_log_info("\nrun summary: %ld steps, t = %.6e s, %lld particles on %d rank(s)", sim->step,
+                sim->time, (long long)counts[0], nranks);
+    gf_log_info("  %-12s %11s %11s %11s %8s", "phase", "min (s)", "avg (s)", "max (s)", "% total");
     for (int k = GF_TIMER_DETECT; k < GF_TIMER_COUNT; ++k)
-        gf_log_info("  %-12s %12.4f %7.1f%%", gf_timer_name((gf_timer_id)k), tm->elapsed[k],
-                    total > 0 ? 100.0 * tm->elapsed[k] / total : 0.0);
-    gf_log_info("  %-12s %12.4f", "total", total);
+        gf_log_info("  %-12s %11.4f %11.4f %11.4f %7.1f%%", gf_timer_name((gf_timer_id)k), mn[k],
+                    avg[k], mx[k], total > 0 ? 100.0 * avg[k] / total : 0.0);
+    double other = total;
+    for (int k = GF_TIMER_DETECT; k < GF_TIMER_COUNT; ++k)
+        other -= avg[k];
+    gf_log_info("  %-12s %11s %11.4f %11s %7.1f%%", "other", "", other, "",
+                total > 0 ? 100.0 * other / total : 0.0);
+    gf_log_info("  %-12s %11.4f %11.4f %11.4f", "total", mn[GF_TIMER_TOTAL], total,
+                mx[GF_TIMER_TOTAL]);
     if (total > 0 && sim->step > 0) {
-        double updates = (double)sim->global_particles * (double)sim->step;
-        gf_log_info("  particle updates per second: %.4g", updates / total);
+        double updates = (double)counts[0] * (double)sim->step;
+        gf_log_info("  particle updates per second: %.4g total, %.4g per rank", updates / total,
+                    updates / total / nranks);
         gf_log_info("  mean contacts per step: %.1f, mean solver sweeps per step: %.1f",
-                    (double)sim->total_contacts / (double)sim->step,
+                    (double)counts[1] / (double)sim->step,
                     (double)sim->total_iterations / (double)sim->step);
     }
 }

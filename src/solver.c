@@ -8,6 +8,9 @@
 
 void gf_solver_params_default(gf_solver_params *prm) {
     prm->model = GF_MODEL_MAXDISS;
+    prm->mode = GF_SWEEP_GAUSS_SEIDEL;
+    prm->check_every = 1;
+    prm->warm_start = 1;
     prm->max_iterations = 100;
     prm->tolerance = 1e-6;
     prm->relaxation = 1.0;
@@ -45,6 +48,20 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root) {
                         "%s: Solver.model '%s' is unknown (frictionless, coulomb, max_dissipation)",
                         gf_config_block_where(b, where, sizeof where), model);
     }
+    char mode[64];
+    GF_TRY(gf_config_get_string(b, "mode", "gauss_seidel", mode, sizeof mode));
+    if (strcmp(mode, "gauss_seidel") == 0)
+        prm->mode = GF_SWEEP_GAUSS_SEIDEL;
+    else if (strcmp(mode, "jacobi") == 0)
+        prm->mode = GF_SWEEP_JACOBI;
+    else {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT, "%s: Solver.mode '%s' is unknown (gauss_seidel, jacobi)",
+                        gf_config_block_where(b, where, sizeof where), mode);
+    }
+    GF_TRY(gf_config_get_long(b, "check_every", prm->check_every, &prm->check_every));
+    GF_TRY(gf_config_check_range(b, "check_every", (double)prm->check_every, 1, 1e9));
+    GF_TRY(gf_config_get_bool(b, "warm_start", prm->warm_start, &prm->warm_start));
     GF_TRY(gf_config_get_long(b, "max_iterations", prm->max_iterations, &prm->max_iterations));
     GF_TRY(gf_config_check_range(b, "max_iterations", (double)prm->max_iterations, 1, 1e9));
     GF_TRY(gf_config_get_double(b, "tolerance", prm->tolerance, &prm->tolerance));
@@ -88,6 +105,8 @@ void gf_solver_free(gf_solver *s) {
         free(s->A[k]);
         free(s->iI[k]);
     }
+    for (int k = 0; k < 3; ++k)
+        free(s->dl[k]);
     memset(s, 0, sizeof *s);
 }
 
@@ -128,6 +147,8 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
     size_t nb = p->n_local + p->n_ghost;
     GF_TRY(reserve(s->iI, 6, &s->capb, nb));
     GF_TRY(reserve(s->A, 6, &s->capc, c->count));
+    if (s->prm.mode == GF_SWEEP_JACOBI)
+        GF_TRY(reserve(s->dl, 3, &s->capdl, c->count));
     for (size_t i = 0; i < nb; ++i) {
         double m[6];
         gf_particles_inv_inertia_world(p, i, m);
@@ -201,87 +222,123 @@ static inline void point_velocity(const gf_particles *p, int32_t i, const double
     out[2] += p->v[2][i];
 }
 
+/* Relative velocity at contact j and the kernel's right-hand side, b = -(relative velocity
+ * without this contact's own reaction) - gap term; returns the new block impulse in lk. */
+static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_walls *w,
+                                    const gf_contacts *c, size_t j, double inv_dt, double lk[3]) {
+    int32_t a = c->i1[j], bb = c->i2[j];
+    const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
+    double va[3], vb[3];
+    point_velocity(p, a, r1, va);
+    if (bb >= 0) {
+        const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
+        point_velocity(p, bb, r2, vb);
+    } else {
+        const double *wv = w->velocity[-1 - bb];
+        vb[0] = wv[0];
+        vb[1] = wv[1];
+        vb[2] = wv[2];
+    }
+    double dv[3] = {va[0] - vb[0], va[1] - vb[1], va[2] - vb[2]};
+    const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
+    const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
+    const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
+    const double A[9] = {s->A[0][j], s->A[1][j], s->A[2][j], s->A[1][j], s->A[3][j],
+                         s->A[4][j], s->A[2][j], s->A[4][j], s->A[5][j]};
+    const double l0[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
+    double gap = c->gap[j] * inv_dt;
+    double gap_term = gap < 0.0 ? s->prm.error_reduction * gap : gap;
+    double b[3];
+    b[0] = -gf_dot(n, dv) + (A[0] * l0[0] + A[1] * l0[1] + A[2] * l0[2]) - gap_term;
+    b[1] = -gf_dot(t, dv) + (A[3] * l0[0] + A[4] * l0[1] + A[5] * l0[2]);
+    b[2] = -gf_dot(o, dv) + (A[6] * l0[0] + A[7] * l0[1] + A[8] * l0[2]);
+    gf_status st = s->kernel(A, b, c->mu[j], lk);
+    if (st != GF_OK)
+        return GF_ERROR(st, "contact between particles %lld and %lld (gap %g): %s",
+                        (long long)p->id[a], bb >= 0 ? (long long)p->id[bb] : (long long)bb,
+                        c->gap[j], gf_error_message());
+    return GF_OK;
+}
+
+/* Applies the impulse change dl (contact frame) of contact j to both bodies. */
+static inline void apply_block(const gf_solver *s, gf_particles *p, const gf_contacts *c, size_t j,
+                               const double dl[3]) {
+    double P[3];
+    for (int d = 0; d < 3; ++d)
+        P[d] = dl[0] * c->n[d][j] + dl[1] * c->t[d][j] + dl[2] * c->o[d][j];
+    const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
+    apply_impulse(p, s, c->i1[j], 1.0, P, r1);
+    if (c->i2[j] >= 0) {
+        const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
+        apply_impulse(p, s, c->i2[j], -1.0, P, r2);
+    }
+}
+
 gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
-                          double dt, gf_solver_result *res) {
-    const double eps = s->prm.error_reduction, relax = s->prm.relaxation;
+                          double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+    const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
+    const double relax = s->prm.relaxation, inv_dt = 1.0 / dt;
+    const int parallel = comm && comm->sync;
+    /* Across ranks the corrections are always relaxed; in Jacobi mode the solver relaxes
+     * every update itself, so what arrives from other ranks is already weighted. */
+    const double sync_relax = jacobi ? 1.0 : relax;
     res->iterations = 0;
     res->residual = 0.0;
-    res->converged = 1;
-    if (c->count == 0)
-        return GF_OK;
-    /* Warm-start impulses must be reflected in the velocities before the first sweep. */
-    for (size_t j = 0; j < c->count; ++j) {
-        double l[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
-        if (l[0] == 0.0 && l[1] == 0.0 && l[2] == 0.0)
-            continue;
-        double P[3];
-        for (int d = 0; d < 3; ++d)
-            P[d] = l[0] * c->n[d][j] + l[1] * c->t[d][j] + l[2] * c->o[d][j];
-        const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
-        apply_impulse(p, s, c->i1[j], 1.0, P, r1);
-        if (c->i2[j] >= 0) {
-            const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
-            apply_impulse(p, s, c->i2[j], -1.0, P, r2);
-        }
-    }
     res->converged = 0;
+    /* Warm-start impulses enter the velocities before the first sweep. */
+    for (size_t j = 0; j < c->count; ++j) {
+        const double l[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
+        if (l[0] != 0.0 || l[1] != 0.0 || l[2] != 0.0)
+            apply_block(s, p, c, j, l);
+    }
+    if (parallel)
+        GF_TRY(comm->sync(comm->ctx, p, sync_relax));
+    double max_dl = 0.0, max_l = 0.0;
     for (long it = 0; it < s->prm.max_iterations; ++it) {
-        double max_dl = 0.0, max_l = 0.0;
+        if (it % s->prm.check_every == 0)
+            max_dl = max_l = 0.0;
         for (size_t j = 0; j < c->count; ++j) {
-            int32_t a = c->i1[j], bb = c->i2[j];
-            const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
-            const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
-            double va[3], vb[3];
-            point_velocity(p, a, r1, va);
-            if (bb >= 0) {
-                point_velocity(p, bb, r2, vb);
-            } else {
-                const double *wv = w->velocity[-1 - bb];
-                vb[0] = wv[0];
-                vb[1] = wv[1];
-                vb[2] = wv[2];
-            }
-            double dv[3] = {va[0] - vb[0], va[1] - vb[1], va[2] - vb[2]};
-            const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
-            const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
-            const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
-            const double A[9] = {s->A[0][j], s->A[1][j], s->A[2][j], s->A[1][j], s->A[3][j],
-                                 s->A[4][j], s->A[2][j], s->A[4][j], s->A[5][j]};
-            const double l0[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
-            /* b = -(relative velocity without this contact's own reaction) - gap term. */
-            double gap = c->gap[j] / dt;
-            double gap_term = gap < 0.0 ? eps * gap : gap;
-            double b[3];
-            b[0] = -gf_dot(n, dv) + (A[0] * l0[0] + A[1] * l0[1] + A[2] * l0[2]) - gap_term;
-            b[1] = -gf_dot(t, dv) + (A[3] * l0[0] + A[4] * l0[1] + A[5] * l0[2]);
-            b[2] = -gf_dot(o, dv) + (A[6] * l0[0] + A[7] * l0[1] + A[8] * l0[2]);
             double lk[3];
-            gf_status st = s->kernel(A, b, c->mu[j], lk);
-            if (st != GF_OK)
-                return GF_ERROR(st, "contact %zu between bodies %d and %d (gap %g): %s", j, (int)a,
-                                (int)bb, c->gap[j], gf_error_message());
+            GF_TRY(solve_block(s, p, w, c, j, inv_dt, lk));
             double dl[3];
-            for (int d = 0; d < 3; ++d) {
-                dl[d] = relax * (lk[d] - l0[d]);
-                c->lambda[d][j] = l0[d] + dl[d];
-            }
-            double P[3];
             for (int d = 0; d < 3; ++d)
-                P[d] = dl[0] * n[d] + dl[1] * t[d] + dl[2] * o[d];
-            apply_impulse(p, s, a, 1.0, P, r1);
-            if (bb >= 0)
-                apply_impulse(p, s, bb, -1.0, P, r2);
+                dl[d] = (jacobi ? relax : 1.0) * (lk[d] - c->lambda[d][j]);
+            if (jacobi) {
+                for (int d = 0; d < 3; ++d)
+                    s->dl[d][j] = dl[d];
+            } else {
+                for (int d = 0; d < 3; ++d)
+                    c->lambda[d][j] += dl[d];
+                apply_block(s, p, c, j, dl);
+            }
             double ndl = fabs(dl[0]) + fabs(dl[1]) + fabs(dl[2]);
-            double nl = fabs(c->lambda[0][j]) + fabs(c->lambda[1][j]) + fabs(c->lambda[2][j]);
+            double nl = fabs(lk[0]) + fabs(lk[1]) + fabs(lk[2]);
             max_dl = ndl > max_dl ? ndl : max_dl;
             max_l = nl > max_l ? nl : max_l;
         }
+        if (jacobi)
+            for (size_t j = 0; j < c->count; ++j) {
+                const double dl[3] = {s->dl[0][j], s->dl[1][j], s->dl[2][j]};
+                for (int d = 0; d < 3; ++d)
+                    c->lambda[d][j] += dl[d];
+                apply_block(s, p, c, j, dl);
+            }
+        if (parallel)
+            GF_TRY(comm->sync(comm->ctx, p, sync_relax));
         res->iterations = it + 1;
-        res->residual = max_l > 0.0 ? max_dl / max_l : 0.0;
+        if ((it + 1) % s->prm.check_every != 0 && it + 1 < s->prm.max_iterations)
+            continue;
+        /* Every rank must stop after the same sweep: the decision is global. */
+        double m[2] = {max_dl, max_l};
+        if (comm && comm->max)
+            GF_TRY(comm->max(comm->ctx, m, 2));
+        res->residual = m[1] > 0.0 ? m[0] / m[1] : 0.0;
         if (res->residual <= s->prm.tolerance) {
             res->converged = 1;
             break;
         }
     }
+    if (s->prm.max_iterations == 0 || c->count == 0)
+        res->converged = 1;
     return GF_OK;
 }

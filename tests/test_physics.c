@@ -20,6 +20,7 @@ static void setup_sim(gf_sim *sim, gf_contact_model model, double dt, long itera
     prm.max_iterations = iterations;
     prm.error_reduction = erp;
     prm.tolerance = 0.0;
+    prm.warm_start = 0;
     GF_ASSERT_OK(gf_sim_set_solver(sim, &prm));
     sim->dt = dt;
     sim->gravity[0] = sim->gravity[1] = sim->gravity[2] = 0.0;

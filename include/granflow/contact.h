@@ -43,7 +43,8 @@ void gf_linkcells_init(gf_linkcells *lc);
 void gf_linkcells_free(gf_linkcells *lc);
 
 /* Finds every sphere-sphere pair among local and ghost particles and every sphere-wall pair
- * with gap < margin. Pairs of two ghosts are skipped (their owner finds them). */
+ * with gap < margin that this rank solves: pairs of two ghosts are skipped, and a pair of an
+ * owned particle and a ghost is kept only when the owned one has the smaller global id. */
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                             double margin, gf_linkcells *lc, gf_contacts *out);
 

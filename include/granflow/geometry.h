@@ -34,8 +34,8 @@ void gf_walls_advance(gf_walls *w, double dt);
  *      wall_material default;
  *      Wall { point < .. >; normal < .. >; velocity < .. >; material glass; }  // repeatable
  *  }
- * Fills the domain bounds and the walls. */
-gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], gf_config_block *root,
-                                const gf_materials *m);
+ * Fills the domain bounds, the periodic flags and the walls. */
+gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
+                                gf_config_block *root, const gf_materials *m);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include "granflow/particles.h"
 
-/* v += dt g;  w += dt I^-1 (-w x I w)  for the owned particles (ghosts get theirs from owners). */
+/* v += dt g;  w += dt I^-1 (-w x I w)  for owned and ghost particles. */
 void gf_integrate_free_velocity(gf_particles *p, const double gravity[3], double dt);
 
 /* x += dt v;  q = normalise(q + dt Q(q) w). */

@@ -37,4 +37,9 @@ gf_status gf_par_allreduce_i64(const gf_par *par, int64_t *values, int n, gf_par
 gf_status gf_par_exscan_i64(const gf_par *par, int64_t value, int64_t *offset);
 gf_status gf_par_barrier(const gf_par *par);
 
+/* Gathers every rank's `bytes` bytes on `root`: *out (malloc'd, root only) holds them rank by
+ * rank and offsets[r] (size nranks + 1, root only) where rank r's part starts. */
+gf_status gf_par_gather_bytes(const gf_par *par, int root, const void *data, size_t bytes,
+                              void **out, size_t **offsets);
+
 #endif

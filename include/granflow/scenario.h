@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "granflow/config.h"
+#include "granflow/decomp.h"
 #include "granflow/error.h"
 #include "granflow/material.h"
 #include "granflow/particles.h"
@@ -31,9 +32,8 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
 
 int64_t gf_lattice_size(const gf_lattice *l);
 
-/* Adds the lattice spheres whose centres lie in [lo, hi) (a process's subdomain; pass the
- * whole domain in serial). */
-gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const double lo[3],
-                              const double hi[3], gf_particles *p);
+/* Adds the lattice spheres this rank owns (all of them when decomp is NULL). */
+gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const gf_decomp *decomp,
+                              gf_particles *p);
 
 #endif

@@ -9,12 +9,14 @@
 #include "granflow/config.h"
 #include "granflow/contact.h"
 #include "granflow/error.h"
+#include "granflow/exchange.h"
 #include "granflow/geometry.h"
 #include "granflow/material.h"
 #include "granflow/par.h"
 #include "granflow/particles.h"
 #include "granflow/solver.h"
 #include "granflow/timer.h"
+#include "granflow/warmstart.h"
 
 typedef struct {
     const gf_par *par;
@@ -25,6 +27,12 @@ typedef struct {
     gf_linkcells cells;
     gf_solver_params solver_params;
     gf_solver solver;
+    gf_warmstart warm;
+    /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
+    int distributed;
+    gf_exchange xch;
+    int periodic[3];
+    int dims[3];
     double lo[3], hi[3]; /* the domain box */
     double gravity[3];
     double dt;
@@ -32,18 +40,38 @@ typedef struct {
     long step;
     long steps;              /* steps to run */
     double margin_tolerance; /* speculative contact margin beyond the velocity term (m) */
+    double margin;           /* the margin of the current step (contact detection and ghosts) */
+    int ghosts_ready;
     long progress_every;
+    long check_every; /* steps between global particle-count checks */
     gf_timers timers;
     gf_solver_result last_solve;
     int64_t total_iterations;
     int64_t total_contacts;
     int64_t global_particles;
+    int64_t expected_particles; /* initial + created - deleted, for the accounting check */
+    int64_t next_id;            /* the next unused global id (the same on every rank) */
+    int64_t *check_ids;         /* ids and positions at the last accounting check */
+    double *check_pos;
+    size_t check_n;
     double start_wtime;
 } gf_sim;
 
 /* Defaults: no particles, no walls, no gravity, dt = 1e-4, maximum-dissipation solver. */
 gf_status gf_sim_init(gf_sim *sim, const gf_par *par);
 void gf_sim_free(gf_sim *sim);
+/* Splits the domain [lo, hi] over the ranks of sim->par (dims[k] = 0: chosen automatically);
+ * owned particles are then those whose centre is in this rank's subdomain. Collective. */
+gf_status gf_sim_decompose(gf_sim *sim, const int dims[3], const int periodic[3],
+                           const double lo[3], const double hi[3]);
+/* Reserves n consecutive global ids per rank (collective): *first is this rank's first id. */
+gf_status gf_sim_allocate_ids(gf_sim *sim, int64_t n, int64_t *first);
+/* Makes the particle set consistent before stepping: owners, ghosts, margin (collective). */
+gf_status gf_sim_start(gf_sim *sim);
+/* Global particle count against creations and deletions; on a mismatch an error naming the
+ * step, ranks, ids and last positions involved (collective). */
+gf_status gf_sim_check_particles(gf_sim *sim);
+
 /* (Re)builds the solver after sim->solver_params changed. */
 gf_status gf_sim_set_solver(gf_sim *sim, const gf_solver_params *prm);
 

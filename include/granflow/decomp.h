@@ -1,0 +1,44 @@
+/* Cartesian domain decomposition: the box is cut into dims[0] x dims[1] x dims[2] equal
+ * subdomains, one per rank; a particle belongs to the subdomain containing its centre.
+ *
+ * Ownership is decided everywhere by one function, gf_decomp_coord, so that a centre exactly
+ * on a boundary, or rounding in a periodic wrap, can never make two ranks (or none) claim a
+ * particle. No MPI here: the rank of each grid cell comes from the par module. */
+#ifndef GRANFLOW_DECOMP_H
+#define GRANFLOW_DECOMP_H
+
+#include "granflow/error.h"
+
+typedef struct {
+    int dims[3];
+    int periodic[3];
+    int coords[3]; /* this rank's cell */
+    int rank;
+    double lo[3], hi[3];         /* the whole domain */
+    double sub_lo[3], sub_hi[3]; /* this rank's subdomain */
+    int *rank_of;                /* rank of cell (x, y, z) at (z * dims[1] + y) * dims[0] + x */
+} gf_decomp;
+
+/* The factorisation of nranks into dims that minimises the total subdomain surface for a box of
+ * the given extent (the communication volume), preferring cuts across the longest axes. */
+gf_status gf_decomp_choose_dims(int nranks, const double extent[3], int dims[3]);
+
+/* Fills geometry from dims/periodic/coords/lo/hi; rank_of must be set by the caller. */
+void gf_decomp_setup(gf_decomp *d, const int dims[3], const int periodic[3], const int coords[3],
+                     const double lo[3], const double hi[3]);
+void gf_decomp_free(gf_decomp *d);
+
+/* Grid coordinate along `axis` of the cell owning position x: wrapped on periodic axes,
+ * clamped on walled ones (a particle pushed through a wall stays with the edge rank). */
+int gf_decomp_coord(const gf_decomp *d, int axis, double x);
+/* Rank owning position x. */
+int gf_decomp_owner(const gf_decomp *d, const double x[3]);
+int gf_decomp_owns(const gf_decomp *d, const double x[3]);
+/* Rank of the cell at offset (dx, dy, dz) from this rank's cell, or -1 past a walled edge. */
+int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz);
+/* Periodic images: moves x into [lo, hi) along periodic axes. */
+void gf_decomp_wrap(const gf_decomp *d, double x[3]);
+/* Input check: every subdomain at least `range` thick. */
+gf_status gf_decomp_check_range(const gf_decomp *d, double range);
+
+#endif

@@ -1,0 +1,67 @@
+/* Particle exchange between subdomains (part of the par module: MPI lives here).
+ *
+ * - Migration: a particle whose centre left the subdomain moves to the owner of its new
+ *   position, in three axis stages (x, y, z) so that a particle crossing an edge or a corner
+ *   is forwarded in the same call; periodic crossings wrap the position.
+ * - Ghosts: copies of every particle within the interaction range of a neighbouring subdomain,
+ *   again in three stages where each stage forwards the ghosts of the previous ones (faces, then
+ *   edges, then corners), periodic images shifted by the box length. Each ghost knows its owner
+ *   rank and index there; a registration round tells every owner which of its particles each
+ *   neighbour holds, in which order.
+ * - Velocity synchronisation for the solver (relaxed block Jacobi across ranks): after a sweep
+ *   the velocity change of every ghost goes to its owner, which applies the sum scaled by a
+ *   relaxation factor, and the owners' new velocities go back to all ghost copies. Both are one
+ *   non-blocking exchange with each neighbour rank, all ghosts of that rank in one message. */
+#ifndef GRANFLOW_EXCHANGE_H
+#define GRANFLOW_EXCHANGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "granflow/decomp.h"
+#include "granflow/error.h"
+#include "granflow/par.h"
+#include "granflow/particles.h"
+#include "granflow/warmstart.h"
+
+typedef struct {
+    const gf_par *par;
+    MPI_Comm cart;
+    gf_decomp decomp;
+    int nnbr; /* distinct ranks of the 3x3x3 neighbourhood (self included) */
+    int nbr_rank[27];
+    /* Per ghost: owner rank and index there. */
+    size_t capg;
+    int32_t *ghost_rank, *ghost_index;
+    /* Ghost indices grouped by owner neighbour (recv side of velocities), and my particle
+     * indices grouped by the neighbour holding them as ghosts (send side). */
+    int recv_off[28], send_off[28];
+    int32_t *recv_idx, *send_idx;
+    size_t cap_recv, cap_send;
+    double *v0[6]; /* ghost velocities at the last synchronisation */
+    size_t cap_v0;
+    void *buf; /* scratch */
+    size_t cap_buf;
+    int64_t bytes_sent;
+} gf_exchange;
+
+/* Sets up the Cartesian communicator and the decomposition (collective). */
+gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
+                           const int periodic[3], const double lo[3], const double hi[3]);
+void gf_exchange_free(gf_exchange *x);
+
+/* Moves owned particles to their owners (no ghosts may be present); warm-start entries keyed by
+ * a migrating particle travel with it (ws may be NULL). */
+gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws);
+
+/* Drops the old ghosts and builds the ghosts of every particle within `range` of a neighbour
+ * subdomain, then registers them with their owners. */
+gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range);
+
+/* Remembers the ghosts' current velocities as the reference of the next synchronisation. */
+gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p);
+
+/* Corrections to the owners (scaled by `relaxation`), new velocities back to the ghosts. */
+gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p, double relaxation);
+
+#endif

@@ -1,0 +1,118 @@
+#include "granflow/decomp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+gf_status gf_decomp_choose_dims(int nranks, const double extent[3], int dims[3]) {
+    if (nranks < 1)
+        return GF_ERROR(GF_ERR_INPUT, "the rank count must be positive, not %d", nranks);
+    double best = INFINITY;
+    int found = 0;
+    for (int a = 1; a <= nranks; ++a) {
+        if (nranks % a)
+            continue;
+        for (int b = 1; b <= nranks / a; ++b) {
+            if ((nranks / a) % b)
+                continue;
+            int c = nranks / a / b;
+            double sx = extent[0] / a, sy = extent[1] / b, sz = extent[2] / c;
+            /* Surface of one subdomain: what each rank sends as ghosts. */
+            double surface = sx * sy + sy * sz + sx * sz;
+            if (surface < best * (1.0 - 1e-12)) {
+                best = surface;
+                dims[0] = a;
+                dims[1] = b;
+                dims[2] = c;
+                found = 1;
+            }
+        }
+    }
+    return found ? GF_OK : GF_ERROR(GF_ERR_INPUT, "no decomposition for %d ranks", nranks);
+}
+
+void gf_decomp_setup(gf_decomp *d, const int dims[3], const int periodic[3], const int coords[3],
+                     const double lo[3], const double hi[3]) {
+    for (int a = 0; a < 3; ++a) {
+        d->dims[a] = dims[a];
+        d->periodic[a] = periodic[a];
+        d->coords[a] = coords[a];
+        d->lo[a] = lo[a];
+        d->hi[a] = hi[a];
+        double w = (hi[a] - lo[a]) / dims[a];
+        d->sub_lo[a] = lo[a] + coords[a] * w;
+        d->sub_hi[a] = coords[a] + 1 == dims[a] ? hi[a] : lo[a] + (coords[a] + 1) * w;
+    }
+}
+
+void gf_decomp_free(gf_decomp *d) {
+    free(d->rank_of);
+    d->rank_of = NULL;
+}
+
+int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
+    int p = d->dims[axis];
+    double c = floor((x - d->lo[axis]) / (d->hi[axis] - d->lo[axis]) * p);
+    if (d->periodic[axis]) {
+        double m = fmod(c, (double)p);
+        if (m < 0)
+            m += p;
+        return (int)m;
+    }
+    if (!(c >= 0)) /* also NaN */
+        return 0;
+    return c >= p ? p - 1 : (int)c;
+}
+
+static int cell_rank(const gf_decomp *d, int cx, int cy, int cz) {
+    return d->rank_of[(cz * d->dims[1] + cy) * d->dims[0] + cx];
+}
+
+int gf_decomp_owner(const gf_decomp *d, const double x[3]) {
+    return cell_rank(d, gf_decomp_coord(d, 0, x[0]), gf_decomp_coord(d, 1, x[1]),
+                     gf_decomp_coord(d, 2, x[2]));
+}
+
+int gf_decomp_owns(const gf_decomp *d, const double x[3]) {
+    for (int a = 0; a < 3; ++a)
+        if (gf_decomp_coord(d, a, x[a]) != d->coords[a])
+            return 0;
+    return 1;
+}
+
+int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz) {
+    int off[3] = {dx, dy, dz}, c[3];
+    for (int a = 0; a < 3; ++a) {
+        c[a] = d->coords[a] + off[a];
+        if (c[a] < 0 || c[a] >= d->dims[a]) {
+            if (!d->periodic[a])
+                return -1;
+            c[a] = (c[a] + d->dims[a]) % d->dims[a];
+        }
+    }
+    return cell_rank(d, c[0], c[1], c[2]);
+}
+
+void gf_decomp_wrap(const gf_decomp *d, double x[3]) {
+    for (int a = 0; a < 3; ++a) {
+        if (!d->periodic[a])
+            continue;
+        double L = d->hi[a] - d->lo[a];
+        if (x[a] >= d->hi[a])
+            x[a] -= L * floor((x[a] - d->lo[a]) / L);
+        else if (x[a] < d->lo[a])
+            x[a] += L * ceil((d->lo[a] - x[a]) / L);
+    }
+}
+
+gf_status gf_decomp_check_range(const gf_decomp *d, double range) {
+    for (int a = 0; a < 3; ++a) {
+        double w = (d->hi[a] - d->lo[a]) / d->dims[a];
+        if (w < range && (d->dims[a] > 1 || d->periodic[a]))
+            return GF_ERROR(GF_ERR_INPUT,
+                            "subdomains are %g m thick along %c (%d processes over %g m) but "
+                            "particles interact over %g m: use fewer processes along %c",
+                            w, "xyz"[a], d -> dims[a], d -> hi[a] - d -> lo[a], range, "xyz"[a]);
+    }
+    return GF_OK;
+}

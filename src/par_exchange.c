@@ -1,0 +1,480 @@
+#include "granflow/exchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gf_status mpi_check(int rc, const char *what, const char *file, int line) {
+    if (rc == MPI_SUCCESS)
+        return GF_OK;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return gf_error_set(GF_ERR_MPI, file, line, "%s failed: %s", what, text);
+}
+
+#define MPI_TRY(call) GF_TRY(mpi_check((call), #call, __FILE__, __LINE__))
+
+enum { TAG_COUNT = 101, TAG_DATA, TAG_WS_COUNT, TAG_WS_DATA, TAG_REG = 120, TAG_CORR, TAG_VEL };
+
+/* A ghost on the wire: the particle and where its original lives. */
+typedef struct {
+    gf_particle p;
+    int32_t owner_rank, owner_index;
+} wire_ghost;
+
+/* A warm-start entry on the wire. */
+typedef struct {
+    int64_t a, b;
+    double l[3];
+} wire_ws;
+
+gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
+                           const int periodic[3], const double lo[3], const double hi[3]) {
+    memset(x, 0, sizeof *x);
+    x->par = par;
+    if (dims[0] * dims[1] * dims[2] != par->size)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "the decomposition %d x %d x %d needs %d processes, but the job has %d",
+                        dims[0], dims[1], dims[2], dims[0] * dims[1] * dims[2], par->size);
+    /* MPI orders Cartesian coordinates with the last one fastest; granflow's arrays are x
+     * fastest, so the grid is handed to MPI as (z, y, x). */
+    int mdims[3] = {dims[2], dims[1], dims[0]};
+    int mper[3] = {periodic[2], periodic[1], periodic[0]};
+    MPI_TRY(MPI_Cart_create(par->comm, 3, mdims, mper, 0, &x->cart));
+    int mcoords[3];
+    MPI_TRY(MPI_Cart_coords(x->cart, par->rank, 3, mcoords));
+    int coords[3] = {mcoords[2], mcoords[1], mcoords[0]};
+    gf_decomp_setup(&x->decomp, dims, periodic, coords, lo, hi);
+    x->decomp.rank = par->rank;
+    int ncell = dims[0] * dims[1] * dims[2];
+    x->decomp.rank_of = gf_malloc((size_t)ncell, sizeof(int));
+    if (!x->decomp.rank_of)
+        return gf_error_status();
+    for (int cz = 0; cz < dims[2]; ++cz)
+        for (int cy = 0; cy < dims[1]; ++cy)
+            for (int cx = 0; cx < dims[0]; ++cx) {
+                int mc[3] = {cz, cy, cx}, r;
+                MPI_TRY(MPI_Cart_rank(x->cart, mc, &r));
+                x->decomp.rank_of[(cz * dims[1] + cy) * dims[0] + cx] = r;
+            }
+    /* The distinct neighbour ranks, in a fixed order (self first). */
+    x->nnbr = 0;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                int r = gf_decomp_neighbor(&x->decomp, dx, dy, dz);
+                if (r < 0)
+                    continue;
+                int seen = 0;
+                for (int k = 0; k < x->nnbr; ++k)
+                    seen |= x->nbr_rank[k] == r;
+                if (!seen)
+                    x->nbr_rank[x->nnbr++] = r;
+            }
+    return GF_OK;
+}
+
+void gf_exchange_free(gf_exchange *x) {
+    if (x->cart != MPI_COMM_NULL && x->cart != 0)
+        MPI_Comm_free(&x->cart);
+    gf_decomp_free(&x->decomp);
+    free(x->ghost_rank);
+    free(x->ghost_index);
+    free(x->recv_idx);
+    free(x->send_idx);
+    for (int k = 0; k < 6; ++k)
+        free(x->v0[k]);
+    free(x->buf);
+    memset(x, 0, sizeof *x);
+}
+
+static gf_status scratch(gf_exchange *x, size_t bytes) {
+    if (bytes <= x->cap_buf)
+        return GF_OK;
+    size_t cap = x->cap_buf ? x->cap_buf : 4096;
+    while (cap < bytes)
+        cap *= 2;
+    GF_TRY(gf_grow(&x->buf, cap, 1));
+    x->cap_buf = cap;
+    return GF_OK;
+}
+
+/* A growable byte buffer for one direction of one stage. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} bytes;
+
+static gf_status bytes_push(bytes *b, const void *src, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        GF_TRY(gf_grow((void **)&b->data, cap, 1));
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, src, n);
+    b->len += n;
+    return GF_OK;
+}
+
+/* Sends `out` to `to` and receives from `from` (sizes first), into `in`. */
+static gf_status sendrecv_bytes(gf_exchange *x, const bytes *out, int to, bytes *in, int from,
+                                int tag) {
+    uint64_t nout = out->len, nin = 0;
+    MPI_TRY(MPI_Sendrecv(&nout, 1, MPI_UINT64_T, to, tag, &nin, 1, MPI_UINT64_T, from, tag, x->cart,
+                         MPI_STATUS_IGNORE));
+    in->len = 0;
+    if (nin > in->cap) {
+        GF_TRY(gf_grow((void **)&in->data, (size_t)nin, 1));
+        in->cap = (size_t)nin;
+    }
+    if (nout > (uint64_t)INT32_MAX || nin > (uint64_t)INT32_MAX)
+        return GF_ERROR(GF_ERR_UNSUPPORTED,
+                        "a single exchange message exceeds 2 GiB: use more processes");
+    MPI_TRY(MPI_Sendrecv(out->data, (int)nout, MPI_BYTE, to, tag + 1, in->data, (int)nin, MPI_BYTE,
+                         from, tag + 1, x->cart, MPI_STATUS_IGNORE));
+    in->len = (size_t)nin;
+    x->bytes_sent += (int64_t)nout;
+    return GF_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws) {
+    const gf_decomp *d = &x->decomp;
+    if (p->n_ghost != 0)
+        return GF_ERROR(GF_ERR_STATE, "migration needs the ghosts removed first");
+    bytes out[2] = {{0}}, in = {0}, wsout[2] = {{0}}, wsin = {0};
+    int64_t *ids[2] = {NULL, NULL};
+    size_t nids[2] = {0, 0}, capids[2] = {0, 0};
+    gf_warmstart moving[2];
+    gf_warmstart_init(&moving[0]);
+    gf_warmstart_init(&moving[1]);
+    gf_status st = GF_OK;
+    for (int a = 0; a < 3 && st == GF_OK; ++a) {
+        if (d->dims[a] == 1) {
+            /* Nobody to send to: periodic crossings only wrap. */
+            for (size_t i = 0; i < p->n_local; ++i) {
+                double pos[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+                gf_decomp_wrap(d, pos);
+                p->x[a][i] = pos[a];
+            }
+            continue;
+        }
+        int off[3] = {0, 0, 0};
+        off[a] = -1;
+        int left = gf_decomp_neighbor(d, off[0], off[1], off[2]);
+        off[a] = 1;
+        int right = gf_decomp_neighbor(d, off[0], off[1], off[2]);
+        out[0].len = out[1].len = 0;
+        nids[0] = nids[1] = 0;
+        double mid = 0.5 * (d->sub_lo[a] + d->sub_hi[a]);
+        for (size_t i = 0; i < p->n_local && st == GF_OK;) {
+            int c = gf_decomp_coord(d, a, p->x[a][i]);
+            if (c == d->coords[a]) {
+                ++i;
+                continue;
+            }
+            /* A particle moves less than a subdomain per step, so the side it is on tells
+             * the direction, also across a periodic boundary. */
+            int dir = p->x[a][i] < mid ? 0 : 1;
+            if ((dir == 0 ? left : right) < 0) {
+                st = GF_ERROR(GF_ERR_STATE, "particle %lld left the domain along %c at %g",
+                              (long long)p->id[i], "xyz"[a], p -> x[a][i]);
+                break;
+            }
+            gf_particle rec;
+            gf_particles_get(p, i, &rec);
+            gf_decomp_wrap(d, rec.x);
+            st = bytes_push(&out[dir], &rec, sizeof rec);
+            if (st == GF_OK && nids[dir] == capids[dir]) {
+                capids[dir] = capids[dir] ? 2 * capids[dir] : 64;
+                st = gf_grow((void **)&ids[dir], capids[dir], sizeof *ids[dir]);
+            }
+            if (st == GF_OK)
+                ids[dir][nids[dir]++] = rec.id;
+            gf_particles_remove(p, i); /* the last particle takes slot i: look at it next */
+        }
+        if (st != GF_OK)
+            break;
+        /* Warm-start entries of the leaving particles go with them. */
+        for (int dir = 0; dir < 2 && st == GF_OK; ++dir) {
+            wsout[dir].len = 0;
+            moving[dir].n = 0;
+            if (!ws)
+                continue;
+            qsort(ids[dir], nids[dir], sizeof *ids[dir], cmp_i64);
+            st = gf_warmstart_take(ws, ids[dir], nids[dir], &moving[dir]);
+            for (size_t k = 0; k < moving[dir].n && st == GF_OK; ++k) {
+                wire_ws e = {moving[dir].a[k],
+                             moving[dir].b[k],
+                             {moving[dir].l[0][k], moving[dir].l[1][k], moving[dir].l[2][k]}};
+                st = bytes_push(&wsout[dir], &e, sizeof e);
+            }
+        }
+        /* Right-going first (received from the left), then left-going. */
+        for (int dir = 1; dir >= 0 && st == GF_OK; --dir) {
+            int to = dir ? right : left, from = dir ? left : right;
+            int to_r = to < 0 ? MPI_PROC_NULL : to, from_r = from < 0 ? MPI_PROC_NULL : from;
+            st = sendrecv_bytes(x, &out[dir], to_r, &in, from_r, TAG_COUNT + 10 * dir);
+            if (st == GF_OK)
+                st = sendrecv_bytes(x, &wsout[dir], to_r, &wsin, from_r, TAG_WS_COUNT + 10 * dir);
+            size_t n = in.len / sizeof(gf_particle);
+            for (size_t k = 0; k < n && st == GF_OK; ++k) {
+                gf_particle rec;
+                memcpy(&rec, in.data + k * sizeof rec, sizeof rec);
+                if (gf_decomp_coord(d, a, rec.x[a]) != d->coords[a]) {
+                    st = GF_ERROR(GF_ERR_STATE,
+                                  "particle %lld moved more than one subdomain along %c in one "
+                                  "step (now at %g): reduce the time step",
+                                  (long long)rec.id, "xyz"[a], rec.x[a]);
+                    break;
+                }
+                st = gf_particles_add(p, &rec);
+            }
+            if (st != GF_OK || !ws)
+                continue;
+            gf_warmstart incoming;
+            gf_warmstart_init(&incoming);
+            size_t nw = wsin.len / sizeof(wire_ws);
+            for (size_t k = 0; k < nw && st == GF_OK; ++k) {
+                wire_ws e;
+                memcpy(&e, wsin.data + k * sizeof e, sizeof e);
+                st = gf_warmstart_append(&incoming, e.a, e.b, e.l);
+            }
+            if (st == GF_OK)
+                st = gf_warmstart_merge(ws, &incoming);
+            gf_warmstart_free(&incoming);
+        }
+    }
+    for (int k = 0; k < 2; ++k) {
+        free(out[k].data);
+        free(wsout[k].data);
+        free(ids[k]);
+        gf_warmstart_free(&moving[k]);
+    }
+    free(in.data);
+    free(wsin.data);
+    return st;
+}
+
+static gf_status ghost_meta_reserve(gf_exchange *x, size_t n) {
+    if (n <= x->capg)
+        return GF_OK;
+    size_t cap = x->capg ? x->capg : 256;
+    while (cap < n)
+        cap *= 2;
+    GF_TRY(gf_grow((void **)&x->ghost_rank, cap, sizeof *x->ghost_rank));
+    GF_TRY(gf_grow((void **)&x->ghost_index, cap, sizeof *x->ghost_index));
+    x->capg = cap;
+    return GF_OK;
+}
+
+static int nbr_slot(const gf_exchange *x, int rank) {
+    for (int k = 0; k < x->nnbr; ++k)
+        if (x->nbr_rank[k] == rank)
+            return k;
+    return -1;
+}
+
+/* Tells every owner which of its particles this rank holds as ghosts, in the order of the
+ * ghost arrays grouped by owner, so that later exchanges need only values. */
+static gf_status register_ghosts(gf_exchange *x, gf_particles *p) {
+    int counts[28] = {0};
+    for (size_t g = 0; g < p->n_ghost; ++g) {
+        int k = nbr_slot(x, x->ghost_rank[g]);
+        if (k < 0)
+            return GF_ERROR(GF_ERR_STATE,
+                            "ghost of particle %lld comes from rank %d, which is "
+                            "not a neighbour",
+                            (long long)p->id[p->n_local + g], x->ghost_rank[g]);
+        counts[k]++;
+    }
+    x->recv_off[0] = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        x->recv_off[k + 1] = x->recv_off[k] + counts[k];
+    if (p->n_ghost > x->cap_recv) {
+        GF_TRY(gf_grow((void **)&x->recv_idx, p->n_ghost, sizeof *x->recv_idx));
+        x->cap_recv = p->n_ghost;
+    }
+    int fill[28];
+    memcpy(fill, x->recv_off, sizeof fill);
+    for (size_t g = 0; g < p->n_ghost; ++g) {
+        int k = nbr_slot(x, x->ghost_rank[g]);
+        x->recv_idx[fill[k]++] = (int32_t)(p->n_local + g);
+    }
+    /* Counts, then the owner indices. */
+    int sendc[27], recvc[27];
+    MPI_Request req[54];
+    int nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k) {
+        sendc[k] = counts[k];
+        MPI_TRY(MPI_Irecv(&recvc[k], 1, MPI_INT, x->nbr_rank[k], TAG_REG, x->cart, &req[nreq++]));
+    }
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(&sendc[k], 1, MPI_INT, x->nbr_rank[k], TAG_REG, x->cart, &req[nreq++]));
+    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    x->send_off[0] = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        x->send_off[k + 1] = x->send_off[k] + recvc[k];
+    size_t nsend = (size_t)x->send_off[x->nnbr];
+    if (nsend > x->cap_send) {
+        GF_TRY(gf_grow((void **)&x->send_idx, nsend ? nsend : 1, sizeof *x->send_idx));
+        x->cap_send = nsend;
+    }
+    GF_TRY(scratch(x, p->n_ghost * sizeof(int32_t) + 16));
+    int32_t *owner_idx = x->buf;
+    for (int k = 0; k < x->nnbr; ++k)
+        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i)
+            owner_idx[i] = x->ghost_index[x->recv_idx[i] - (int32_t)p->n_local];
+    nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(x->send_idx + x->send_off[k], recvc[k], MPI_INT32_T, x->nbr_rank[k],
+                          TAG_REG + 1, x->cart, &req[nreq++]));
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(owner_idx + x->recv_off[k], counts[k], MPI_INT32_T, x->nbr_rank[k],
+                          TAG_REG + 1, x->cart, &req[nreq++]));
+    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    for (size_t i = 0; i < nsend; ++i)
+        if (x->send_idx[i] < 0 || (size_t)x->send_idx[i] >= p->n_local)
+            return GF_ERROR(GF_ERR_STATE, "ghost registration names particle index %d of %zu",
+                            x->send_idx[i], p->n_local);
+    return gf_exchange_mark(x, p);
+}
+
+gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
+    const gf_decomp *d = &x->decomp;
+    gf_particles_clear_ghosts(p);
+    bytes out[2] = {{0}}, in = {0};
+    gf_status st = GF_OK;
+    for (int a = 0; a < 3 && st == GF_OK; ++a) {
+        if (d->dims[a] == 1 && !d->periodic[a])
+            continue;
+        int off[3] = {0, 0, 0};
+        off[a] = -1;
+        int left = gf_decomp_neighbor(d, off[0], off[1], off[2]);
+        off[a] = 1;
+        int right = gf_decomp_neighbor(d, off[0], off[1], off[2]);
+        double L = d->hi[a] - d->lo[a];
+        out[0].len = out[1].len = 0;
+        /* Everything present so far (owned and the ghosts of earlier stages) is a candidate:
+         * that is how edge and corner ghosts reach diagonal neighbours. */
+        size_t n = p->n_local + p->n_ghost;
+        for (size_t i = 0; i < n && st == GF_OK; ++i) {
+            double xi = p->x[a][i];
+            for (int dir = 0; dir < 2 && st == GF_OK; ++dir) {
+                int near = dir == 0 ? xi < d->sub_lo[a] + range : xi >= d->sub_hi[a] - range;
+                if (!near || (dir == 0 ? left : right) < 0)
+                    continue;
+                wire_ghost w;
+                gf_particles_get(p, i, &w.p);
+                if (i < p->n_local) {
+                    w.owner_rank = d->rank;
+                    w.owner_index = (int32_t)i;
+                } else {
+                    w.owner_rank = x->ghost_rank[i - p->n_local];
+                    w.owner_index = x->ghost_index[i - p->n_local];
+                }
+                /* Images across the periodic boundary are shifted by the box length. */
+                if (dir == 0 && d->coords[a] == 0)
+                    w.p.x[a] += L;
+                if (dir == 1 && d->coords[a] == d->dims[a] - 1)
+                    w.p.x[a] -= L;
+                st = bytes_push(&out[dir], &w, sizeof w);
+            }
+        }
+        for (int dir = 1; dir >= 0 && st == GF_OK; --dir) {
+            int to = dir ? right : left, from = dir ? left : right;
+            st = sendrecv_bytes(x, &out[dir], to < 0 ? MPI_PROC_NULL : to, &in,
+                                from < 0 ? MPI_PROC_NULL : from, TAG_DATA + 10 * dir);
+            size_t nin = in.len / sizeof(wire_ghost);
+            if (st == GF_OK)
+                st = ghost_meta_reserve(x, p->n_ghost + nin);
+            for (size_t k = 0; k < nin && st == GF_OK; ++k) {
+                wire_ghost w;
+                memcpy(&w, in.data + k * sizeof w, sizeof w);
+                x->ghost_rank[p->n_ghost] = w.owner_rank;
+                x->ghost_index[p->n_ghost] = w.owner_index;
+                st = gf_particles_add_ghost(p, &w.p);
+            }
+        }
+    }
+    free(out[0].data);
+    free(out[1].data);
+    free(in.data);
+    if (st != GF_OK)
+        return st;
+    return register_ghosts(x, p);
+}
+
+gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
+    if (p->n_ghost > x->cap_v0) {
+        for (int k = 0; k < 6; ++k)
+            GF_TRY(gf_grow((void **)&x->v0[k], p->n_ghost, sizeof *x->v0[k]));
+        x->cap_v0 = p->n_ghost;
+    }
+    for (int k = 0; k < 3; ++k) {
+        memcpy(x->v0[k], p->v[k] + p->n_local, p->n_ghost * sizeof(double));
+        memcpy(x->v0[3 + k], p->w[k] + p->n_local, p->n_ghost * sizeof(double));
+    }
+    return GF_OK;
+}
+
+gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p, double relaxation) {
+    size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
+    GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
+    double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
+    MPI_Request req[54];
+    int nreq = 0;
+    /* 1: ghost velocity changes to the owners. */
+    for (size_t i = 0; i < nrecv; ++i) {
+        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+        for (int k = 0; k < 3; ++k) {
+            gbuf[6 * i + k] = p->v[k][gi] - x->v0[k][g];
+            gbuf[6 * i + 3 + k] = p->w[k][gi] - x->v0[3 + k][g];
+        }
+    }
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(obuf + 6 * x->send_off[k], 6 * (x->send_off[k + 1] - x->send_off[k]),
+                          MPI_DOUBLE, x->nbr_rank[k], TAG_CORR, x->cart, &req[nreq++]));
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(gbuf + 6 * x->recv_off[k], 6 * (x->recv_off[k + 1] - x->recv_off[k]),
+                          MPI_DOUBLE, x->nbr_rank[k], TAG_CORR, x->cart, &req[nreq++]));
+    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    for (size_t i = 0; i < nsend; ++i) {
+        size_t li = (size_t)x->send_idx[i];
+        for (int k = 0; k < 3; ++k) {
+            p->v[k][li] += relaxation * obuf[6 * i + k];
+            p->w[k][li] += relaxation * obuf[6 * i + 3 + k];
+        }
+    }
+    /* 2: the owners' velocities back to every ghost copy. */
+    for (size_t i = 0; i < nsend; ++i) {
+        size_t li = (size_t)x->send_idx[i];
+        for (int k = 0; k < 3; ++k) {
+            obuf[6 * i + k] = p->v[k][li];
+            obuf[6 * i + 3 + k] = p->w[k][li];
+        }
+    }
+    nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(gbuf + 6 * x->recv_off[k], 6 * (x->recv_off[k + 1] - x->recv_off[k]),
+                          MPI_DOUBLE, x->nbr_rank[k], TAG_VEL, x->cart, &req[nreq++]));
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(obuf + 6 * x->send_off[k], 6 * (x->send_off[k + 1] - x->send_off[k]),
+                          MPI_DOUBLE, x->nbr_rank[k], TAG_VEL, x->cart, &req[nreq++]));
+    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    for (size_t i = 0; i < nrecv; ++i) {
+        size_t gi = (size_t)x->recv_idx[i];
+        for (int k = 0; k < 3; ++k) {
+            p->v[k][gi] = gbuf[6 * i + k];
+            p->w[k][gi] = gbuf[6 * i + 3 + k];
+        }
+    }
+    x->bytes_sent += (int64_t)(6 * (nrecv + nsend) * sizeof(double));
+    return gf_exchange_mark(x, p);
+}
