@@ -20,6 +20,8 @@
         DO((c)->mu);                                                                               \
         DO((c)->i1);                                                                               \
         DO((c)->i2);                                                                               \
+        DO((c)->id1);                                                                              \
+        DO((c)->id2);                                                                              \
     } while (0)
 
 void gf_contacts_init(gf_contacts *c) {
@@ -55,9 +57,9 @@ static gf_status contacts_reserve(gf_contacts *c, size_t need) {
 }
 
 /* Appends a contact with normal n (unit, from body 2 to body 1), the contact point and gap. */
-static gf_status contacts_push(gf_contacts *c, int32_t i1, int32_t i2, const double n[3],
-                               const double point[3], const double c1[3], const double c2[3],
-                               double gap, double mu) {
+static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
+                               const double n[3], const double point[3], const double c1[3],
+                               const double c2[3], double gap, double mu) {
     GF_TRY(contacts_reserve(c, c->count + 1));
     size_t j = c->count++;
     double t[3], o[3];
@@ -65,6 +67,8 @@ static gf_status contacts_push(gf_contacts *c, int32_t i1, int32_t i2, const dou
     gf_cross(n, t, o);
     c->i1[j] = i1;
     c->i2[j] = i2;
+    c->id1[j] = p->id[i1];
+    c->id2[j] = i2 >= 0 ? p->id[i2] : (int64_t)i2;
     for (int d = 0; d < 3; ++d) {
         c->n[d][j] = n[d];
         c->t[d][j] = t[d];
@@ -101,7 +105,7 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
     const double ca[3] = {p->x[0][a], p->x[1][a], p->x[2][a]};
     double point[3] = {cb[0] + s * n[0], cb[1] + s * n[1], cb[2] + s * n[2]};
     double mu = m->friction[p->material[a]][p->material[b]];
-    return contacts_push(out, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
+    return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
 }
 
 static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
@@ -115,7 +119,7 @@ static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf
         double s = p->radius[i] + 0.5 * gap;
         double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
         double mu = m->friction[p->material[i]][w->material[k]];
-        GF_TRY(contacts_push(out, (int32_t)i, -1 - (int32_t)k, n, point, c, NULL, gap, mu));
+        GF_TRY(contacts_push(out, p, (int32_t)i, -1 - (int32_t)k, n, point, c, NULL, gap, mu));
     }
     return GF_OK;
 }

@@ -93,16 +93,20 @@ int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz) {
     return cell_rank(d, c[0], c[1], c[2]);
 }
 
+double gf_decomp_wrap_axis(const gf_decomp *d, int a, double x) {
+    if (!d->periodic[a])
+        return x;
+    double L = d->hi[a] - d->lo[a];
+    if (x >= d->hi[a])
+        x -= L * floor((x - d->lo[a]) / L);
+    else if (x < d->lo[a])
+        x += L * ceil((d->lo[a] - x) / L);
+    return x;
+}
+
 void gf_decomp_wrap(const gf_decomp *d, double x[3]) {
-    for (int a = 0; a < 3; ++a) {
-        if (!d->periodic[a])
-            continue;
-        double L = d->hi[a] - d->lo[a];
-        if (x[a] >= d->hi[a])
-            x[a] -= L * floor((x[a] - d->lo[a]) / L);
-        else if (x[a] < d->lo[a])
-            x[a] += L * ceil((d->lo[a] - x[a]) / L);
-    }
+    for (int a = 0; a < 3; ++a)
+        x[a] = gf_decomp_wrap_axis(d, a, x[a]);
 }
 
 gf_status gf_decomp_check_range(const gf_decomp *d, double range) {

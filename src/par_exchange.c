@@ -14,7 +14,15 @@ static gf_status mpi_check(int rc, const char *what, const char *file, int line)
 
 #define MPI_TRY(call) GF_TRY(mpi_check((call), #call, __FILE__, __LINE__))
 
-enum { TAG_COUNT = 101, TAG_DATA, TAG_WS_COUNT, TAG_WS_DATA, TAG_REG = 120, TAG_CORR, TAG_VEL };
+/* Each exchange uses tag and tag + 1 (sizes, data), plus 10 for the second direction. */
+enum {
+    TAG_MIGRATE = 100,
+    TAG_MIGRATE_WS = 120,
+    TAG_GHOST = 140,
+    TAG_REG = 160,
+    TAG_CORR = 170,
+    TAG_VEL
+};
 
 /* A ghost on the wire: the particle and where its original lives. */
 typedef struct {
@@ -158,11 +166,8 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
     for (int a = 0; a < 3 && st == GF_OK; ++a) {
         if (d->dims[a] == 1) {
             /* Nobody to send to: periodic crossings only wrap. */
-            for (size_t i = 0; i < p->n_local; ++i) {
-                double pos[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
-                gf_decomp_wrap(d, pos);
-                p->x[a][i] = pos[a];
-            }
+            for (size_t i = 0; i < p->n_local; ++i)
+                p->x[a][i] = gf_decomp_wrap_axis(d, a, p->x[a][i]);
             continue;
         }
         int off[3] = {0, 0, 0};
@@ -189,7 +194,9 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
             }
             gf_particle rec;
             gf_particles_get(p, i, &rec);
-            gf_decomp_wrap(d, rec.x);
+            /* Only this stage's axis: the direction along later axes is read from the
+             * unwrapped position. */
+            rec.x[a] = gf_decomp_wrap_axis(d, a, rec.x[a]);
             st = bytes_push(&out[dir], &rec, sizeof rec);
             if (st == GF_OK && nids[dir] == capids[dir]) {
                 capids[dir] = capids[dir] ? 2 * capids[dir] : 64;
@@ -220,9 +227,9 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
         for (int dir = 1; dir >= 0 && st == GF_OK; --dir) {
             int to = dir ? right : left, from = dir ? left : right;
             int to_r = to < 0 ? MPI_PROC_NULL : to, from_r = from < 0 ? MPI_PROC_NULL : from;
-            st = sendrecv_bytes(x, &out[dir], to_r, &in, from_r, TAG_COUNT + 10 * dir);
+            st = sendrecv_bytes(x, &out[dir], to_r, &in, from_r, TAG_MIGRATE + 10 * dir);
             if (st == GF_OK)
-                st = sendrecv_bytes(x, &wsout[dir], to_r, &wsin, from_r, TAG_WS_COUNT + 10 * dir);
+                st = sendrecv_bytes(x, &wsout[dir], to_r, &wsin, from_r, TAG_MIGRATE_WS + 10 * dir);
             size_t n = in.len / sizeof(gf_particle);
             for (size_t k = 0; k < n && st == GF_OK; ++k) {
                 gf_particle rec;
@@ -390,7 +397,7 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
         for (int dir = 1; dir >= 0 && st == GF_OK; --dir) {
             int to = dir ? right : left, from = dir ? left : right;
             st = sendrecv_bytes(x, &out[dir], to < 0 ? MPI_PROC_NULL : to, &in,
-                                from < 0 ? MPI_PROC_NULL : from, TAG_DATA + 10 * dir);
+                                from < 0 ? MPI_PROC_NULL : from, TAG_GHOST + 10 * dir);
             size_t nin = in.len / sizeof(wire_ghost);
             if (st == GF_OK)
                 st = ghost_meta_reserve(x, p->n_ghost + nin);
@@ -424,7 +431,7 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
     return GF_OK;
 }
 
-gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p, double relaxation) {
+gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
     size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
     GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
     double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
@@ -448,8 +455,8 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p, double relaxation) {
     for (size_t i = 0; i < nsend; ++i) {
         size_t li = (size_t)x->send_idx[i];
         for (int k = 0; k < 3; ++k) {
-            p->v[k][li] += relaxation * obuf[6 * i + k];
-            p->w[k][li] += relaxation * obuf[6 * i + 3 + k];
+            p->v[k][li] += obuf[6 * i + k];
+            p->w[k][li] += obuf[6 * i + 3 + k];
         }
     }
     /* 2: the owners' velocities back to every ghost copy. */

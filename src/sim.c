@@ -259,10 +259,10 @@ static gf_status check_state(const gf_sim *sim) {
 
 /* The solver's view of the exchange: velocity synchronisation and global maxima, with their
  * time booked as communication rather than solving. */
-static gf_status comm_sync(void *ctx, gf_particles *p, double relaxation) {
+static gf_status comm_sync(void *ctx, gf_particles *p) {
     gf_sim *sim = ctx;
     gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_sync(&sim->xch, p, relaxation);
+    gf_status st = gf_exchange_sync(&sim->xch, p);
     gf_timer_stop(&sim->timers, GF_TIMER_COMM);
     return st;
 }
@@ -288,7 +288,10 @@ gf_status gf_sim_step(gf_sim *sim) {
 
     gf_timer_start(tm, GF_TIMER_PREPARE);
     gf_integrate_free_velocity(&sim->particles, sim->gravity, sim->dt);
-    st = gf_solver_prepare(&sim->solver, &sim->particles, &sim->contacts);
+    /* Ghost corrections are measured from the free velocities, which owners compute alike. */
+    st = sim->distributed ? gf_exchange_mark(&sim->xch, &sim->particles) : GF_OK;
+    if (st == GF_OK)
+        st = gf_solver_prepare(&sim->solver, &sim->particles, &sim->contacts);
     if (sim->solver_params.warm_start)
         gf_warmstart_apply(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_PREPARE);

@@ -279,9 +279,7 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
     const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
     const double relax = s->prm.relaxation, inv_dt = 1.0 / dt;
     const int parallel = comm && comm->sync;
-    /* Across ranks the corrections are always relaxed; in Jacobi mode the solver relaxes
-     * every update itself, so what arrives from other ranks is already weighted. */
-    const double sync_relax = jacobi ? 1.0 : relax;
+    const size_t nlocal = p->n_local;
     res->iterations = 0;
     res->residual = 0.0;
     res->converged = 0;
@@ -292,7 +290,7 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
             apply_block(s, p, c, j, l);
     }
     if (parallel)
-        GF_TRY(comm->sync(comm->ctx, p, sync_relax));
+        GF_TRY(comm->sync(comm->ctx, p));
     double max_dl = 0.0, max_l = 0.0;
     for (long it = 0; it < s->prm.max_iterations; ++it) {
         if (it % s->prm.check_every == 0)
@@ -300,9 +298,15 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
         for (size_t j = 0; j < c->count; ++j) {
             double lk[3];
             GF_TRY(solve_block(s, p, w, c, j, inv_dt, lk));
+            /* Relaxation: every update in Jacobi mode; in Gauss-Seidel mode the updates of
+             * contacts with a ghost, whose owner sums them with those of other ranks computed
+             * from the same old velocity (block Jacobi across ranks). Relaxing here rather
+             * than at the owner keeps velocities and impulses consistent. */
+            int couples = c->i1[j] >= (int32_t)nlocal || c->i2[j] >= (int32_t)nlocal;
+            double wgt = (jacobi || couples) ? relax : 1.0;
             double dl[3];
             for (int d = 0; d < 3; ++d)
-                dl[d] = (jacobi ? relax : 1.0) * (lk[d] - c->lambda[d][j]);
+                dl[d] = wgt * (lk[d] - c->lambda[d][j]);
             if (jacobi) {
                 for (int d = 0; d < 3; ++d)
                     s->dl[d][j] = dl[d];
@@ -324,7 +328,7 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
                 apply_block(s, p, c, j, dl);
             }
         if (parallel)
-            GF_TRY(comm->sync(comm->ctx, p, sync_relax));
+            GF_TRY(comm->sync(comm->ctx, p));
         res->iterations = it + 1;
         if ((it + 1) % s->prm.check_every != 0 && it + 1 < s->prm.max_iterations)
             continue;

@@ -78,8 +78,8 @@ static gf_status sort_table(gf_warmstart *ws) {
 /* The key of contact j and the sign of its impulse as seen by the key's first particle. */
 static void contact_key(const gf_particles *p, const gf_contacts *c, size_t j, int64_t *a,
                         int64_t *b, double *sign) {
-    int64_t id1 = p->id[c->i1[j]];
-    int64_t id2 = c->i2[j] >= 0 ? p->id[c->i2[j]] : (int64_t)c->i2[j];
+    (void)p;
+    int64_t id1 = c->id1[j], id2 = c->id2[j];
     if (c->i2[j] < 0 || id1 < id2) {
         *a = id1;
         *b = id2;

@@ -29,4 +29,15 @@
 /* A reproducible uniform number in [lo, hi) from a 64-bit state. */
 double gf_test_uniform(uint64_t *state, double lo, double hi);
 
+/* MPI tests: the communicator of the test job (set by gf_test_mpi_run). */
+#include "granflow/par.h"
+extern gf_par gf_test_par;
+/* Starts MPI, runs the cmocka tests on every rank (quietly on all but rank 0), finalises. */
+int gf_test_mpi_run(int *argc, char ***argv, const char *name, const struct CMUnitTest *tests,
+                    size_t ntests);
+#define GF_TEST_MPI_MAIN(tests)                                                                    \
+    int main(int argc, char **argv) {                                                              \
+        return gf_test_mpi_run(&argc, &argv, __FILE__, tests, sizeof tests / sizeof tests[0]);     \
+    }
+
 #endif

@@ -18,6 +18,7 @@
 typedef struct {
     size_t count, capacity;
     int32_t *i1, *i2;
+    int64_t *id1, *id2;         /* global ids (wall: -1 - wall), valid after the step too */
     double *n[3], *t[3], *o[3]; /* contact frame */
     double *r1[3], *r2[3];      /* lever arms from the centres to the contact point */
     double *gap;                /* signed distance, negative when penetrating */

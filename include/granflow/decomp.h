@@ -36,8 +36,9 @@ int gf_decomp_owner(const gf_decomp *d, const double x[3]);
 int gf_decomp_owns(const gf_decomp *d, const double x[3]);
 /* Rank of the cell at offset (dx, dy, dz) from this rank's cell, or -1 past a walled edge. */
 int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz);
-/* Periodic images: moves x into [lo, hi) along periodic axes. */
+/* Periodic images: moves x into [lo, hi) along periodic axes (or along one axis). */
 void gf_decomp_wrap(const gf_decomp *d, double x[3]);
+double gf_decomp_wrap_axis(const gf_decomp *d, int axis, double x);
 /* Input check: every subdomain at least `range` thick. */
 gf_status gf_decomp_check_range(const gf_decomp *d, double range);
 

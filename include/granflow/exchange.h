@@ -8,9 +8,10 @@
  *   edges, then corners), periodic images shifted by the box length. Each ghost knows its owner
  *   rank and index there; a registration round tells every owner which of its particles each
  *   neighbour holds, in which order.
- * - Velocity synchronisation for the solver (relaxed block Jacobi across ranks): after a sweep
- *   the velocity change of every ghost goes to its owner, which applies the sum scaled by a
- *   relaxation factor, and the owners' new velocities go back to all ghost copies. Both are one
+ * - Velocity synchronisation for the solver (block Jacobi across ranks): after a sweep the
+ *   velocity change of every ghost goes to its owner, which adds them all up (the solver has
+ *   already relaxed the impulses behind them), and the owners' new velocities go back to all
+ *   ghost copies. Both are one
  *   non-blocking exchange with each neighbour rank, all ghosts of that rank in one message. */
 #ifndef GRANFLOW_EXCHANGE_H
 #define GRANFLOW_EXCHANGE_H
@@ -61,7 +62,7 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range);
 /* Remembers the ghosts' current velocities as the reference of the next synchronisation. */
 gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p);
 
-/* Corrections to the owners (scaled by `relaxation`), new velocities back to the ghosts. */
-gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p, double relaxation);
+/* Ghost velocity changes summed onto the owners, new velocities back to the ghosts. */
+gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p);
 
 #endif

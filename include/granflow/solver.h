@@ -24,8 +24,8 @@ typedef struct {
     gf_sweep_mode mode;
     long max_iterations;
     double tolerance;       /* stop when max |d lambda| <= tolerance * max |lambda| over a sweep */
-    double relaxation;      /* Gauss-Seidel: weight of the corrections from other ranks;
-                               Jacobi: weight of every block update */
+    double relaxation;      /* weight of the block updates that couple ranks (Gauss-Seidel)
+                               or of every block update (Jacobi) */
     double error_reduction; /* epsilon in [0, 1]: share of a penetration removed per step */
     long check_every;       /* sweeps between global convergence checks */
     int warm_start;         /* start from the previous step's impulses */
@@ -35,7 +35,7 @@ typedef struct {
 typedef struct {
     void *ctx;
     /* After every sweep: ghost corrections to owners, owners' velocities back to ghosts. */
-    gf_status (*sync)(void *ctx, gf_particles *p, double relaxation);
+    gf_status (*sync)(void *ctx, gf_particles *p);
     /* Global maximum of n values. */
     gf_status (*max)(void *ctx, double *values, int n);
 } gf_solver_comm;

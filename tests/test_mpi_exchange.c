@@ -1,0 +1,373 @@
+/* Decomposition and exchange on 1, 2, 4 and 8 ranks (issue 4): migration across every face,
+ * edge and corner (periodic and walled) with the state intact, particles exactly on a boundary,
+ * the global contact set against a serial search, unique ids, and particle accounting. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/contact.h"
+#include "granflow/decomp.h"
+#include "granflow/exchange.h"
+#include "granflow/sim.h"
+#include "test_util.h"
+
+#define P gf_test_par
+
+/* Gathers an array of fixed-size records on rank 0 (count returned there). */
+static void *gather(const void *data, size_t n, size_t size, size_t *total) {
+    void *all = NULL;
+    size_t *off = NULL;
+    GF_ASSERT_OK(gf_par_gather_bytes(&P, 0, data, n * size, &all, &off));
+    *total = P.rank == 0 ? off[P.size] / size : 0;
+    free(off);
+    return all;
+}
+
+static void test_choose_dims(void **state) {
+    (void)state;
+    int d[3];
+    const double cube[3] = {1, 1, 1}, slab[3] = {4, 1, 1}, channel[3] = {15, 6.5, 2};
+    GF_ASSERT_OK(gf_decomp_choose_dims(8, cube, d));
+    assert_true(d[0] == 2 && d[1] == 2 && d[2] == 2);
+    GF_ASSERT_OK(gf_decomp_choose_dims(4, slab, d));
+    assert_true(d[0] == 4 && d[1] == 1 && d[2] == 1);
+    GF_ASSERT_OK(gf_decomp_choose_dims(640, channel, d));
+    assert_int_equal(d[0] * d[1] * d[2], 640);
+    assert_true(d[0] >= d[1] && d[1] >= d[2]); /* longest axis cut most */
+    GF_ASSERT_OK(gf_decomp_choose_dims(7, cube, d));
+    assert_int_equal(d[0] * d[1] * d[2], 7);
+}
+
+/* Every rank's particle, placed near a face, edge or corner, steps across it. */
+static void migration_case(int periodic) {
+    gf_exchange x;
+    int dims[3] = {0, 0, 0}, per[3] = {periodic, periodic, periodic};
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1.5, 2};
+    const double ext[3] = {1, 1.5, 2};
+    GF_ASSERT_OK(gf_decomp_choose_dims(P.size, ext, dims));
+    GF_ASSERT_OK(gf_exchange_init(&x, &P, dims, per, lo, hi));
+    const gf_decomp *d = &x.decomp;
+    double w[3], centre[3];
+    for (int a = 0; a < 3; ++a) {
+        w[a] = (hi[a] - lo[a]) / dims[a];
+        centre[a] = 0.5 * (d->sub_lo[a] + d->sub_hi[a]);
+    }
+    int k = 0;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                if (!dx && !dy && !dz)
+                    continue;
+                int dir[3] = {dx, dy, dz};
+                gf_particles p;
+                gf_particles_init(&p);
+                gf_particle rec;
+                double pos[3];
+                /* Walled: a step out of the domain is not a migration, stay inside. */
+                int leaves = 0;
+                for (int a = 0; a < 3; ++a) {
+                    int c = d->coords[a] + dir[a];
+                    if (!periodic && (c < 0 || c >= dims[a]))
+                        leaves = 1;
+                }
+                for (int a = 0; a < 3; ++a)
+                    pos[a] = centre[a] + (leaves ? 0.0 : 0.4 * w[a] * dir[a]);
+                gf_particle_make_sphere(&rec, 1000 * P.rank + k, pos, 0.01 + 0.001 * P.rank,
+                                        2000 + P.rank, P.rank % 3);
+                for (int a = 0; a < 3; ++a) {
+                    rec.v[a] = P.rank + 0.1 * a;
+                    rec.w[a] = -P.rank - 0.2 * a;
+                }
+                rec.q[0] = 0.5;
+                rec.q[1] = rec.q[2] = rec.q[3] = 0.5;
+                GF_ASSERT_OK(gf_particles_add(&p, &rec));
+                /* The step: 0.2 w along dir, so the centre ends 0.6 w into the neighbour. */
+                gf_particle expect = rec;
+                for (int a = 0; a < 3; ++a) {
+                    double step = leaves ? 0.0 : 0.2 * w[a] * dir[a];
+                    p.x[a][0] += step;
+                    expect.x[a] += step;
+                }
+                gf_decomp_wrap(d, expect.x);
+                GF_ASSERT_OK(gf_exchange_migrate(&x, &p, NULL));
+                /* Exactly one particle per rank in total, each where it belongs, intact. */
+                size_t total = 0;
+                gf_particle *all = gather(&expect, 1, sizeof expect, &total);
+                int64_t n = (int64_t)p.n_local;
+                GF_ASSERT_OK(gf_par_allreduce_i64(&P, &n, 1, GF_PAR_SUM));
+                assert_int_equal(n, P.size);
+                for (size_t i = 0; i < p.n_local; ++i) {
+                    assert_true(gf_decomp_owns(d, (double[3]){p.x[0][i], p.x[1][i], p.x[2][i]}));
+                    assert_int_equal(p.id[i] % 1000, k);
+                }
+                /* Each rank checks its arrivals against the expected records of rank 0's
+                 * gather, broadcast back as a flat list. */
+                size_t nall = (size_t)P.size;
+                gf_particle *exp_all = malloc(nall * sizeof *exp_all);
+                if (P.rank == 0)
+                    memcpy(exp_all, all, nall * sizeof *exp_all);
+                MPI_Bcast(exp_all, (int)(nall * sizeof *exp_all), MPI_BYTE, 0, MPI_COMM_WORLD);
+                for (size_t i = 0; i < p.n_local; ++i) {
+                    gf_particle got;
+                    gf_particles_get(&p, i, &got);
+                    const gf_particle *e = &exp_all[got.id / 1000];
+                    assert_true(e->id == got.id);
+                    for (int a = 0; a < 3; ++a) {
+                        GF_ASSERT_NEAR(got.x[a], e->x[a], 1e-12);
+                        assert_true(got.v[a] == e->v[a] && got.w[a] == e->w[a]);
+                        assert_true(got.inv_inertia[a] == e->inv_inertia[a]);
+                    }
+                    for (int a = 0; a < 4; ++a)
+                        assert_true(got.q[a] == e->q[a]);
+                    assert_true(got.radius == e->radius && got.inv_mass == e->inv_mass &&
+                                got.material == e->material);
+                }
+                free(exp_all);
+                free(all);
+                gf_particles_free(&p);
+                k++;
+            }
+    gf_exchange_free(&x);
+}
+
+static void test_migration_periodic(void **state) {
+    (void)state;
+    migration_case(1);
+}
+
+static void test_migration_walled(void **state) {
+    (void)state;
+    migration_case(0);
+}
+
+/* Centres exactly on subdomain boundaries (and on the periodic seam) have exactly one owner. */
+static void test_on_boundary(void **state) {
+    (void)state;
+    gf_exchange x;
+    int dims[3] = {0, 0, 0}, per[3] = {1, 0, 1};
+    const double lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1}, ext[3] = {2, 2, 2};
+    GF_ASSERT_OK(gf_decomp_choose_dims(P.size, ext, dims));
+    GF_ASSERT_OK(gf_exchange_init(&x, &P, dims, per, lo, hi));
+    gf_particles p;
+    gf_particles_init(&p);
+    /* Rank 0 makes particles on every grid plane intersection, including the domain faces;
+     * they travel to their owners in one migration (at most one subdomain away from rank 0's
+     * cell only when dims <= 2 per axis, which holds for up to 8 ranks). */
+    int64_t id = 0;
+    if (P.rank == 0) {
+        for (int i = 0; i <= dims[0]; ++i)
+            for (int j = 0; j <= dims[1]; ++j)
+                for (int kk = 0; kk <= dims[2]; ++kk) {
+                    double pos[3] = {lo[0] + i * 2.0 / dims[0], lo[1] + j * 2.0 / dims[1],
+                                     lo[2] + kk * 2.0 / dims[2]};
+                    if (pos[0] >= x.decomp.sub_hi[0] + 1e-9 ||
+                        pos[1] >= x.decomp.sub_hi[1] + 1e-9 || pos[2] >= x.decomp.sub_hi[2] + 1e-9)
+                        continue; /* beyond one hop from rank 0 */
+                    gf_particle rec;
+                    gf_particle_make_sphere(&rec, id++, pos, 0.01, 1000, 0);
+                    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+                }
+    }
+    int64_t made = id;
+    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &made, 1, GF_PAR_MAX));
+    GF_ASSERT_OK(gf_exchange_migrate(&x, &p, NULL));
+    int64_t n = (int64_t)p.n_local;
+    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &n, 1, GF_PAR_SUM));
+    assert_int_equal(n, made);
+    for (size_t i = 0; i < p.n_local; ++i)
+        assert_true(gf_decomp_owns(&x.decomp, (double[3]){p.x[0][i], p.x[1][i], p.x[2][i]}));
+    size_t total = 0;
+    int64_t *ids = gather(p.id, p.n_local, sizeof *p.id, &total);
+    if (P.rank == 0) {
+        char *seen = calloc((size_t)made, 1);
+        for (size_t i = 0; i < total; ++i) {
+            assert_true(ids[i] >= 0 && ids[i] < made);
+            assert_int_equal(seen[ids[i]], 0);
+            seen[ids[i]] = 1;
+        }
+        free(seen);
+    }
+    free(ids);
+    gf_particles_free(&p);
+    gf_exchange_free(&x);
+}
+
+/* ---- the global contact set equals the serial one ---------------------------------------- */
+
+typedef struct {
+    int64_t a, b;
+} pair;
+
+static int cmp_pair(const void *x, const void *y) {
+    const pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : (p->b > q->b);
+}
+
+static void random_sphere(uint64_t *rng, int64_t id, const double lo[3], const double hi[3],
+                          gf_particle *rec) {
+    double pos[3];
+    for (int a = 0; a < 3; ++a)
+        pos[a] = gf_test_uniform(rng, lo[a], hi[a]);
+    gf_particle_make_sphere(rec, id, pos, gf_test_uniform(rng, 0.02, 0.04), 1000, 0);
+    for (int a = 0; a < 3; ++a)
+        rec->v[a] = gf_test_uniform(rng, -1, 1);
+}
+
+static void contact_set_case(int periodic) {
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    const int N = 3000;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int dims[3] = {0, 0, 0}, per[3] = {periodic, periodic, periodic};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.dt = 1e-3;
+    sim.margin_tolerance = 0.002;
+    uint64_t rng = 4242;
+    gf_particle *all = malloc(N * sizeof *all);
+    for (int i = 0; i < N; ++i) {
+        random_sphere(&rng, i, lo, hi, &all[i]);
+        if (gf_decomp_owns(&sim.xch.decomp, all[i].x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &all[i]));
+    }
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    GF_ASSERT_OK(gf_contact_detect(&sim.particles, &sim.walls, &sim.materials, sim.margin,
+                                   &sim.cells, &sim.contacts));
+    pair *mine = malloc((sim.contacts.count + 1) * sizeof *mine);
+    for (size_t j = 0; j < sim.contacts.count; ++j) {
+        int64_t a = sim.particles.id[sim.contacts.i1[j]], b = sim.particles.id[sim.contacts.i2[j]];
+        mine[j].a = a < b ? a : b;
+        mine[j].b = a < b ? b : a;
+    }
+    size_t total = 0;
+    pair *got = gather(mine, sim.contacts.count, sizeof *mine, &total);
+    if (P.rank == 0) {
+        /* The serial reference: all pairs, with the minimum image on periodic axes. */
+        size_t cap = 1024, n = 0;
+        pair *ref = malloc(cap * sizeof *ref);
+        for (int i = 0; i < N; ++i)
+            for (int j = i + 1; j < N; ++j) {
+                double d2 = 0;
+                for (int a = 0; a < 3; ++a) {
+                    double dd = all[i].x[a] - all[j].x[a];
+                    if (periodic)
+                        dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
+                    d2 += dd * dd;
+                }
+                double reach = all[i].radius + all[j].radius + sim.margin;
+                if (d2 < reach * reach) {
+                    if (n == cap)
+                        ref = realloc(ref, (cap *= 2) * sizeof *ref);
+                    ref[n].a = i;
+                    ref[n].b = j;
+                    n++;
+                }
+            }
+        qsort(got, total, sizeof *got, cmp_pair);
+        assert_true(n > 500);
+        if (total != n)
+            fail_msg("%zu contacts on %d ranks, %zu in the serial search", total, P.size, n);
+        for (size_t i = 0; i < n; ++i)
+            assert_true(got[i].a == ref[i].a && got[i].b == ref[i].b);
+        free(ref);
+    }
+    free(got);
+    free(mine);
+    free(all);
+    gf_sim_free(&sim);
+}
+
+static void test_contact_set_walled(void **state) {
+    (void)state;
+    contact_set_case(0);
+}
+
+static void test_contact_set_periodic(void **state) {
+    (void)state;
+    contact_set_case(1);
+}
+
+/* ---- ids and accounting -------------------------------------------------------------------- */
+
+static void test_unique_ids(void **state) {
+    (void)state;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int64_t total_made = 0;
+    for (int round = 0; round < 3; ++round) {
+        int64_t n = (P.rank * 7 + round * 3) % 5, first = -1;
+        GF_ASSERT_OK(gf_sim_allocate_ids(&sim, n, &first));
+        int64_t *ids = malloc((size_t)(n + 1) * sizeof *ids);
+        for (int64_t i = 0; i < n; ++i)
+            ids[i] = first + i;
+        size_t total = 0;
+        int64_t *all = gather(ids, (size_t)n, sizeof *ids, &total);
+        int64_t sum = n;
+        GF_ASSERT_OK(gf_par_allreduce_i64(&P, &sum, 1, GF_PAR_SUM));
+        if (P.rank == 0) {
+            /* Contiguous and unique: exactly total_made .. total_made + sum - 1. */
+            assert_int_equal((int64_t)total, sum);
+            char *seen = calloc((size_t)sum + 1, 1);
+            for (size_t i = 0; i < total; ++i) {
+                int64_t k = all[i] - total_made;
+                assert_true(k >= 0 && k < sum && !seen[k]);
+                seen[k] = 1;
+            }
+            free(seen);
+        }
+        total_made += sum;
+        assert_int_equal(sim.next_id, total_made);
+        free(all);
+        free(ids);
+    }
+    gf_sim_free(&sim);
+}
+
+static void test_accounting(void **state) {
+    (void)state;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    int dims[3] = {0, 0, 0}, per[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    uint64_t rng = 7;
+    for (int i = 0; i < 200; ++i) {
+        gf_particle rec;
+        random_sphere(&rng, i, lo, hi, &rec);
+        if (gf_decomp_owns(&sim.xch.decomp, rec.x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    }
+    sim.expected_particles = 200;
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    GF_ASSERT_OK(gf_sim_check_particles(&sim));
+    /* The last rank loses its first particle behind the engine's back. */
+    int64_t lost = -1;
+    gf_particles_clear_ghosts(&sim.particles);
+    if (P.rank == P.size - 1 && sim.particles.n_local > 0) {
+        lost = sim.particles.id[0];
+        gf_particles_remove(&sim.particles, 0);
+    }
+    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &lost, 1, GF_PAR_MAX));
+    gf_status st = gf_sim_check_particles(&sim);
+    assert_int_equal(st, GF_ERR_STATE);
+    if (P.rank == 0) {
+        char want[128];
+        snprintf(want, sizeof want, "particle %lld vanished (last seen on rank %d", (long long)lost,
+                 P.size - 1);
+        if (!strstr(gf_error_message(), want) || !strstr(gf_error_message(), "199 particles"))
+            fail_msg("message lacks '%s': %s", want, gf_error_message());
+    }
+    gf_sim_free(&sim);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_choose_dims),        cmocka_unit_test(test_migration_periodic),
+    cmocka_unit_test(test_migration_walled),   cmocka_unit_test(test_on_boundary),
+    cmocka_unit_test(test_contact_set_walled), cmocka_unit_test(test_contact_set_periodic),
+    cmocka_unit_test(test_unique_ids),         cmocka_unit_test(test_accounting),
+};
+
+GF_TEST_MPI_MAIN(tests)

@@ -1,0 +1,328 @@
+/* The parallel solver on 1, 2, 4 and 8 ranks (issue 4): Jacobi mode reproduces the serial
+ * trajectories, the default Gauss-Seidel/Jacobi mode conserves particles and dissipates like
+ * the serial run, a settled column decomposed across ranks stays at rest and carries its weight,
+ * and warm starting survives migration. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/sim.h"
+#include "test_util.h"
+
+#define P gf_test_par
+
+typedef struct {
+    int64_t id;
+    double x[3], v[3], w[3];
+} state_rec;
+
+static int cmp_state(const void *a, const void *b) {
+    const state_rec *p = a, *q = b;
+    return p->id < q->id ? -1 : (p->id > q->id);
+}
+
+/* All particles of a sim (distributed or not) on rank 0, sorted by id. */
+static state_rec *gather_states(const gf_sim *sim, size_t *n) {
+    const gf_particles *p = &sim->particles;
+    state_rec *mine = malloc((p->n_local + 1) * sizeof *mine);
+    for (size_t i = 0; i < p->n_local; ++i) {
+        mine[i].id = p->id[i];
+        for (int a = 0; a < 3; ++a) {
+            mine[i].x[a] = p->x[a][i];
+            mine[i].v[a] = p->v[a][i];
+            mine[i].w[a] = p->w[a][i];
+        }
+    }
+    if (!sim->par) {
+        *n = p->n_local;
+        qsort(mine, *n, sizeof *mine, cmp_state);
+        return mine;
+    }
+    void *all = NULL;
+    size_t *off = NULL;
+    GF_ASSERT_OK(gf_par_gather_bytes(sim->par, 0, mine, p->n_local * sizeof *mine, &all, &off));
+    free(mine);
+    *n = 0;
+    if (sim->par->rank == 0) {
+        *n = off[sim->par->size] / sizeof(state_rec);
+        qsort(all, *n, sizeof(state_rec), cmp_state);
+    }
+    free(off);
+    return all;
+}
+
+/* A dense, slightly overlapping packing of spheres in a walled box, falling. */
+static void packing(gf_sim *sim, const gf_par *par, gf_contact_model model, gf_sweep_mode mode,
+                    double mu) {
+    GF_ASSERT_OK(gf_sim_init(sim, par));
+    const double lo[3] = {0, 0, 0}, hi[3] = {0.12, 0.12, 0.12};
+    const int per[3] = {0, 0, 0}, dims[3] = {0, 0, 0};
+    if (par)
+        GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
+    for (int d = 0; d < 3; ++d) {
+        double n[3] = {0, 0, 0};
+        n[d] = 1;
+        GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, n, NULL, 0));
+        n[d] = -1;
+        GF_ASSERT_OK(gf_walls_add(&sim->walls, hi, n, NULL, 0));
+    }
+    GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, mu));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.model = model;
+    prm.mode = mode;
+    /* Jacobi runs a fixed number of sweeps (comparable trajectories); Gauss-Seidel converges
+     * to a tolerance, so serial and parallel runs solve the same problem equally well. */
+    prm.max_iterations = mode == GF_SWEEP_JACOBI ? 30 : 300;
+    prm.tolerance = mode == GF_SWEEP_JACOBI ? 0.0 : 1e-7;
+    prm.relaxation = mode == GF_SWEEP_JACOBI ? 0.4 : 0.8;
+    prm.warm_start = 0;
+    GF_ASSERT_OK(gf_sim_set_solver(sim, &prm));
+    sim->dt = 2e-4;
+    sim->gravity[2] = -9.81;
+    const double r = 0.006;
+    sim->margin_tolerance = 0.05 * r;
+    uint64_t rng = 17;
+    int64_t id = 0;
+    for (int k = 0; k < 8; ++k)
+        for (int j = 0; j < 8; ++j)
+            for (int i = 0; i < 8; ++i) {
+                gf_particle rec;
+                double x[3] = {0.01 + 0.0118 * i + gf_test_uniform(&rng, -1e-4, 1e-4),
+                               0.01 + 0.0118 * j + gf_test_uniform(&rng, -1e-4, 1e-4),
+                               0.01 + 0.0118 * k + gf_test_uniform(&rng, -1e-4, 1e-4)};
+                gf_particle_make_sphere(&rec, id++, x, r, 2500, 0);
+                for (int a = 0; a < 3; ++a)
+                    rec.v[a] = gf_test_uniform(&rng, -0.3, 0.3);
+                if (!par || gf_decomp_owns(&sim->xch.decomp, x))
+                    GF_ASSERT_OK(gf_particles_add(&sim->particles, &rec));
+            }
+    sim->expected_particles = id;
+}
+
+static double kinetic(const gf_sim *sim) {
+    double e = gf_particles_kinetic_energy(&sim->particles);
+    if (sim->par)
+        GF_ASSERT_OK(gf_par_allreduce_double(sim->par, &e, 1, GF_PAR_SUM));
+    return e;
+}
+
+/* Frictionless Jacobi sweeps are independent of the order of the contacts, so the parallel
+ * trajectories equal the serial ones up to the order of floating-point sums. */
+static void test_jacobi_matches_serial(void **state) {
+    (void)state;
+    gf_sim par_sim;
+    packing(&par_sim, &P, GF_MODEL_FRICTIONLESS, GF_SWEEP_JACOBI, 0.0);
+    const int steps = 40;
+    long contacts = 0;
+    for (int s = 0; s < steps; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&par_sim));
+        contacts += (long)par_sim.contacts.count;
+    }
+    size_t n = 0;
+    state_rec *got = gather_states(&par_sim, &n);
+    long all_contacts = contacts;
+    MPI_Allreduce(MPI_IN_PLACE, &all_contacts, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (P.rank == 0) {
+        gf_sim ser;
+        packing(&ser, NULL, GF_MODEL_FRICTIONLESS, GF_SWEEP_JACOBI, 0.0);
+        long ser_contacts = 0;
+        for (int s = 0; s < steps; ++s) {
+            GF_ASSERT_OK(gf_sim_step(&ser));
+            ser_contacts += (long)ser.contacts.count;
+        }
+        size_t m = 0;
+        state_rec *ref = gather_states(&ser, &m);
+        assert_int_equal(n, m);
+        assert_int_equal(all_contacts, ser_contacts);
+        assert_true(ser_contacts > 1000 * steps / 40); /* a dense packing */
+        double worst = 0;
+        for (size_t i = 0; i < n; ++i) {
+            assert_true(got[i].id == ref[i].id);
+            for (int a = 0; a < 3; ++a) {
+                worst = fmax(worst, fabs(got[i].x[a] - ref[i].x[a]) / 0.12);
+                worst = fmax(worst, fabs(got[i].v[a] - ref[i].v[a]) / 1.0);
+            }
+        }
+        if (worst > 1e-10)
+            fail_msg("parallel Jacobi trajectories differ from serial by %g (relative)", worst);
+        free(ref);
+        gf_sim_free(&ser);
+    }
+    free(got);
+    gf_sim_free(&par_sim);
+}
+
+/* The default solver with friction: the same particles survive and energy decays alike. */
+static void test_default_mode(void **state) {
+    (void)state;
+    gf_sim par_sim;
+    packing(&par_sim, &P, GF_MODEL_MAXDISS, GF_SWEEP_GAUSS_SEIDEL, 0.4);
+    par_sim.check_every = 10;
+    double e0 = kinetic(&par_sim);
+    for (int s = 0; s < 60; ++s)
+        GF_ASSERT_OK(gf_sim_step(&par_sim));
+    GF_ASSERT_OK(gf_sim_check_particles(&par_sim));
+    double e1 = kinetic(&par_sim);
+    size_t n = 0;
+    state_rec *got = gather_states(&par_sim, &n);
+    if (P.rank == 0) {
+        gf_sim ser;
+        packing(&ser, NULL, GF_MODEL_MAXDISS, GF_SWEEP_GAUSS_SEIDEL, 0.4);
+        for (int s = 0; s < 60; ++s)
+            GF_ASSERT_OK(gf_sim_step(&ser));
+        double es = gf_particles_kinetic_energy(&ser.particles);
+        assert_int_equal(n, ser.particles.n_local);
+        for (size_t i = 0; i < n; ++i)
+            assert_true(got[i].id == (int64_t)i); /* every id once */
+        if (fabs(e1 - es) > 0.05 * es)
+            fail_msg("kinetic energy %g on %d ranks vs %g serial (initial %g)", e1, P.size, es, e0);
+        gf_sim_free(&ser);
+    }
+    free(got);
+    gf_sim_free(&par_sim);
+}
+
+/* A column of touching spheres on the floor, split across ranks along z: it stays at rest and
+ * every contact carries the weight of the spheres above it. */
+static void test_settled_column(void **state) {
+    (void)state;
+    /* Convergence of block Gauss-Seidel (and of Jacobi across ranks) degrades with the length
+     * of a chain of contacts: 8 spheres keep the first, cold-started step affordable. */
+    const int N = 8;
+    const double r = 0.05, g = 9.81, dt = 1e-3;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double lo[3] = {-0.5, -0.5, 0}, hi[3] = {0.5, 0.5, 2 * r * N + 0.2};
+    const int per[3] = {0, 0, 0}, dims[3] = {1, 1, P.size};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    const double n[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&sim.walls, lo, n, NULL, 0));
+    GF_ASSERT_OK(gf_materials_set_friction(&sim.materials, 0, 0, 0.5));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.max_iterations = 5000;
+    prm.tolerance = 1e-10;
+    prm.relaxation = 1.0;
+    GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+    sim.dt = dt;
+    sim.gravity[2] = -g;
+    sim.margin_tolerance = 0.05 * r;
+    double mass = 0;
+    for (int k = 0; k < N; ++k) {
+        gf_particle rec;
+        double x[3] = {0, 0, r + 2 * r * k};
+        gf_particle_make_sphere(&rec, k, x, r, 1000, 0);
+        mass = 1.0 / rec.inv_mass;
+        if (gf_decomp_owns(&sim.xch.decomp, x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    }
+    sim.expected_particles = N;
+    for (int s = 0; s < 50; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        double vmax = 0;
+        for (size_t i = 0; i < sim.particles.n_local; ++i)
+            for (int a = 0; a < 3; ++a)
+                vmax = fmax(vmax, fabs(sim.particles.v[a][i]));
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, &vmax, 1, GF_PAR_MAX));
+        if (vmax > 1e-6)
+            fail_msg("the column moves: %g m/s after step %d (%ld sweeps, residual %g)", vmax, s,
+                     sim.last_solve.iterations, sim.last_solve.residual);
+        /* Contact k (below sphere k) carries the weight of spheres k .. N-1. */
+        double load[16] = {0};
+        for (size_t j = 0; j < sim.contacts.count; ++j) {
+            /* Ids, not indices: the step has migrated and rebuilt the ghosts since. */
+            int64_t ia = sim.contacts.id1[j], ib = sim.contacts.id2[j];
+            int64_t upper = ib < 0 ? ia : (ia > ib ? ia : ib);
+            if (ib >= 0 && llabs(ia - ib) != 1)
+                continue; /* speculative pairs further apart carry nothing */
+            load[upper] += sim.contacts.lambda[0][j];
+        }
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, load, N, GF_PAR_SUM));
+        for (int k = 0; k < N; ++k) {
+            double want = (N - k) * mass * g * dt;
+            if (fabs(load[k] - want) > 0.01 * want)
+                fail_msg("step %d: contact below sphere %d carries %g, expected %g", s, k, load[k],
+                         want);
+        }
+    }
+    gf_sim_free(&sim);
+}
+
+/* A resting column sliding on a frictionless floor across the subdomain boundaries: with warm
+ * start every step after the first converges in a few sweeps, also while its particles (and
+ * their impulses) migrate; cold-started steps need hundreds. */
+static long sliding_column(int warm, int steps, long *first_step, long *max_later) {
+    const int N = 8;
+    const double r = 0.05, g = 9.81, dt = 1e-3;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double lo[3] = {-1, -0.5, 0}, hi[3] = {1, 0.5, 2 * r * N + 0.2};
+    const int per[3] = {0, 0, 0}, dims[3] = {P.size, 1, 1};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    int floor_mat;
+    GF_ASSERT_OK(gf_materials_add(&sim.materials, "floor", 1000, 0.0, &floor_mat));
+    GF_ASSERT_OK(gf_materials_set_friction(&sim.materials, 0, 0, 0.5));
+    const double n[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&sim.walls, lo, n, NULL, floor_mat));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.max_iterations = 5000;
+    prm.tolerance = 1e-8;
+    prm.warm_start = warm;
+    GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+    sim.dt = dt;
+    sim.gravity[2] = -g;
+    sim.margin_tolerance = 0.05 * r;
+    for (int k = 0; k < N; ++k) {
+        gf_particle rec;
+        double x[3] = {-0.06, 0, r + 2 * r * k};
+        gf_particle_make_sphere(&rec, k, x, r, 1000, 0);
+        rec.v[0] = 0.5;
+        if (gf_decomp_owns(&sim.xch.decomp, x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    }
+    sim.expected_particles = N;
+    long total = 0;
+    *max_later = 0;
+    for (int s = 0; s < steps; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        long it = sim.last_solve.iterations;
+        if (s == 0)
+            *first_step = it;
+        else
+            *max_later = it > *max_later ? it : *max_later;
+        total += it;
+    }
+    GF_ASSERT_OK(gf_sim_check_particles(&sim));
+    /* It slid across x = 0 at 0.5 m/s, still upright. */
+    for (size_t i = 0; i < sim.particles.n_local; ++i) {
+        GF_ASSERT_NEAR(sim.particles.x[0][i], -0.06 + 0.5 * steps * dt, 1e-6);
+        GF_ASSERT_NEAR(sim.particles.v[2][i], 0.0, 1e-6);
+    }
+    gf_sim_free(&sim);
+    return total;
+}
+
+static void test_warm_start(void **state) {
+    (void)state;
+    long first, later_warm, later_cold;
+    long warm = sliding_column(1, 200, &first, &later_warm);
+    long cold_first;
+    sliding_column(0, 8, &cold_first, &later_cold);
+    /* Every warm step, the migrating ones included, beats every cold step tenfold. */
+    if (!(10 * later_warm < later_cold && warm - first < 10 * 199))
+        fail_msg("warm start: %ld sweeps at most per step after the first (%ld in all), cold "
+                 "steps need %ld",
+                 later_warm, warm, later_cold);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_jacobi_matches_serial),
+    cmocka_unit_test(test_default_mode),
+    cmocka_unit_test(test_settled_column),
+    cmocka_unit_test(test_warm_start),
+};
+
+GF_TEST_MPI_MAIN(tests)
