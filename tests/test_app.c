@@ -97,6 +97,38 @@ static void test_bad_input(void **state) {
     expect(args, 0, "command line: 'dt' in block 'Time' must be a number", NULL);
 }
 
+/* The program under mpirun: parallel runs and decomposition errors. */
+static void test_parallel(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args,
+             "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Time.steps=30 "
+             "-Output.progress_every=10",
+             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
+    /* Run through the shell directly: expect() prefixes the granflow executable. */
+    char *out = NULL;
+    int rc = run(args, &out);
+    if (rc != 0 || !strstr(out, "on 2 rank(s)") || !strstr(out, "particles 1024"))
+        fail_msg("parallel demo failed (%d):\n%s", rc, out);
+    free(out);
+    snprintf(args, sizeof args,
+             "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Domain.processes='<3,1,1>'",
+             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
+    rc = run(args, &out);
+    if (rc == 0 || !strstr(out, "needs 3 processes, but the job has 2"))
+        fail_msg("wrong process count accepted (%d):\n%s", rc, out);
+    free(out);
+    snprintf(args, sizeof args,
+             "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Domain.processes='<1,2,1>' "
+             "-Domain.max='<0.1,0.01,0.2>' -Lattice.count='<8,1,16>' "
+             "-Lattice.origin='<0.01,0.005,0.02>'",
+             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
+    rc = run(args, &out);
+    if (rc == 0 || !strstr(out, "use fewer processes along y"))
+        fail_msg("too thin subdomains accepted (%d):\n%s", rc, out);
+    free(out);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/gf_test_app_XXXXXX");
     if (!mkdtemp(tmpdir))
@@ -104,6 +136,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_runs),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -10,9 +10,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(gf_jobs)"
 
 echo
-echo "Running the demo (configs/demo.cfg) on 1 MPI rank..."
+echo "Running the demo (configs/demo.cfg) on 2 MPI ranks..."
 mkdir -p output/demo
-mpirun -n 1 build/granflow configs/demo.cfg | tee output/demo/log.txt
+mpirun -n 2 --oversubscribe build/granflow configs/demo.cfg | tee output/demo/log.txt
 echo
 echo "Done. The run log is in output/demo/log.txt; the program is build/granflow."
-echo "Try: build/granflow configs/demo.cfg -Solver.model=coulomb -Time.steps=1000"
+echo "Try: mpirun -n 4 --oversubscribe build/granflow configs/demo.cfg -Solver.model=coulomb"
