@@ -214,7 +214,8 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
             moving[dir].n = 0;
             if (!ws)
                 continue;
-            qsort(ids[dir], nids[dir], sizeof *ids[dir], cmp_i64);
+            if (nids[dir] > 1)
+                qsort(ids[dir], nids[dir], sizeof *ids[dir], cmp_i64);
             st = gf_warmstart_take(ws, ids[dir], nids[dir], &moving[dir]);
             for (size_t k = 0; k < moving[dir].n && st == GF_OK; ++k) {
                 wire_ws e = {moving[dir].a[k],
@@ -419,6 +420,8 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
 }
 
 gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
+    if (p->n_ghost == 0)
+        return GF_OK;
     if (p->n_ghost > x->cap_v0) {
         for (int k = 0; k < 6; ++k)
             GF_TRY(gf_grow((void **)&x->v0[k], p->n_ghost, sizeof *x->v0[k]));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian, as root), builds granflow and runs every test:
-# the whole ctest suite in a Release build, then the serial tests again under
-# AddressSanitizer and UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+# the whole ctest suite in a Release build, then every test again under
+# AddressSanitizer and UndefinedBehaviorSanitizer (MPI tests included). Exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/common.sh
@@ -18,4 +19,4 @@ cmake --build build -j"$jobs"
 # off; memory errors and undefined behaviour in granflow still abort.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON -DGF_BUILD_BENCHMARKS=OFF
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$jobs" -L serial --timeout 900)
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$jobs" --timeout 900)
