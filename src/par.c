@@ -164,3 +164,48 @@ gf_status gf_par_gather_bytes(const gf_par *par, int root, const void *data, siz
     free(displs);
     return st;
 }
+
+gf_status gf_par_alltoallv_bytes(const gf_par *par, const void *sendbuf, const size_t *sendcounts,
+                                 void **recvbuf, size_t *recvlen) {
+    int n = par->size;
+    int *sc = gf_calloc((size_t)n, sizeof *sc), *rc = gf_calloc((size_t)n, sizeof *rc);
+    int *sd = gf_calloc((size_t)n, sizeof *sd), *rd = gf_calloc((size_t)n, sizeof *rd);
+    gf_status st = (sc && rc && sd && rd) ? GF_OK : gf_error_status();
+    size_t total = 0;
+    for (int r = 0; r < n && st == GF_OK; ++r) {
+        if (sendcounts[r] > (size_t)INT32_MAX || total > (size_t)INT32_MAX - sendcounts[r])
+            st = GF_ERROR(GF_ERR_UNSUPPORTED, "an all-to-all message exceeds 2 GiB");
+        else {
+            sc[r] = (int)sendcounts[r];
+            sd[r] = (int)total;
+            total += sendcounts[r];
+        }
+    }
+    /* Every rank must enter the collectives even after a local failure: agree first. */
+    st = gf_par_agree(par, st, NULL);
+    if (st == GF_OK && MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, par->comm) != MPI_SUCCESS)
+        st = GF_ERROR(GF_ERR_MPI, "MPI_Alltoall of message sizes failed");
+    size_t in = 0;
+    for (int r = 0; r < n && st == GF_OK; ++r) {
+        rd[r] = (int)in;
+        in += (size_t)rc[r];
+    }
+    if (st == GF_OK && in > (size_t)INT32_MAX)
+        st = GF_ERROR(GF_ERR_UNSUPPORTED, "an all-to-all receives more than 2 GiB on one rank");
+    *recvbuf = NULL;
+    if (st == GF_OK) {
+        *recvbuf = gf_malloc(in + 1, 1);
+        if (!*recvbuf)
+            st = gf_error_status();
+    }
+    st = gf_par_agree(par, st, NULL);
+    if (st == GF_OK && MPI_Alltoallv(sendbuf, sc, sd, MPI_BYTE, *recvbuf, rc, rd, MPI_BYTE,
+                                     par->comm) != MPI_SUCCESS)
+        st = GF_ERROR(GF_ERR_MPI, "MPI_Alltoallv failed");
+    *recvlen = in;
+    free(sc);
+    free(rc);
+    free(sd);
+    free(rd);
+    return st;
+}

@@ -116,7 +116,7 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
     return GF_OK;
 }
 
-gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg) {
+gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     gf_config_block *root = gf_config_root(cfg);
     GF_TRY(gf_materials_configure(&sim->materials, root));
     GF_TRY(
@@ -166,6 +166,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg) {
         GF_TRY(gf_sim_decompose(sim, dims, sim->periodic, sim->lo, sim->hi));
         GF_TRY(gf_decomp_check_range(&sim->xch.decomp, 2.0 * lat.radius + sim->margin_tolerance));
     }
+    if (!generate)
+        return GF_OK;
     /* Lattice ids are lattice indices: independent of the rank count. */
     lat.first_id = sim->next_id;
     sim->next_id += gf_lattice_size(&lat);
@@ -477,7 +479,7 @@ static void format_duration(double s, char *buf, size_t size) {
         snprintf(buf, size, "%.1fh", s / 3600);
 }
 
-static gf_status progress(gf_sim *sim, long done) {
+static gf_status progress(gf_sim *sim, long done, long todo) {
     double sum[1] = {(double)sim->contacts.count};
     double mx[2] = {(double)sim->last_solve.iterations, sim->last_solve.residual};
     int64_t n = (int64_t)sim->particles.n_local;
@@ -487,7 +489,7 @@ static gf_status progress(gf_sim *sim, long done) {
         GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
     }
     double wall = gf_wtime() - sim->start_wtime;
-    double eta = done > 0 ? wall / (double)done * (double)(sim->steps - done) : NAN;
+    double eta = done > 0 ? wall / (double)done * (double)(todo - done) : NAN;
     char ws[32], es[32];
     format_duration(wall, ws, sizeof ws);
     format_duration(eta, es, sizeof es);
@@ -497,15 +499,22 @@ static gf_status progress(gf_sim *sim, long done) {
     return GF_OK;
 }
 
-gf_status gf_sim_run(gf_sim *sim) {
+gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
     GF_TRY(gf_sim_start(sim));
     GF_TRY(remember_ids(sim));
     sim->start_wtime = gf_wtime();
     gf_timer_start(&sim->timers, GF_TIMER_TOTAL);
-    for (long k = 0; k < sim->steps; ++k) {
+    /* sim->steps is the last step: a restarted run continues where the checkpoint left off. */
+    long first = sim->step, todo = sim->steps - sim->step;
+    sim->first_step = first;
+    int stop = 0;
+    while (sim->step < sim->steps && !stop) {
         GF_TRY(gf_sim_step(sim));
-        if (sim->progress_every > 0 && ((k + 1) % sim->progress_every == 0 || k + 1 == sim->steps))
-            GF_TRY(progress(sim, k + 1));
+        if (observer)
+            GF_TRY(observer(ctx, sim, &stop));
+        if (sim->progress_every > 0 &&
+            (sim->step % sim->progress_every == 0 || sim->step == sim->steps || stop))
+            GF_TRY(progress(sim, sim->step - first, todo));
     }
     gf_timer_stop(&sim->timers, GF_TIMER_TOTAL);
     return gf_sim_check_particles(sim);
@@ -543,12 +552,12 @@ void gf_sim_print_summary(gf_sim *sim) {
                 total > 0 ? 100.0 * other / total : 0.0);
     gf_log_info("  %-12s %11.4f %11.4f %11.4f", "total", mn[GF_TIMER_TOTAL], total,
                 mx[GF_TIMER_TOTAL]);
-    if (total > 0 && sim->step > 0) {
-        double updates = (double)counts[0] * (double)sim->step;
+    long run = sim->step - sim->first_step;
+    if (total > 0 && run > 0) {
+        double updates = (double)counts[0] * (double)run;
         gf_log_info("  particle updates per second: %.4g total, %.4g per rank", updates / total,
                     updates / total / nranks);
         gf_log_info("  mean contacts per step: %.1f, mean solver sweeps per step: %.1f",
-                    (double)counts[1] / (double)sim->step,
-                    (double)sim->total_iterations / (double)sim->step);
+                    (double)counts[1] / (double)run, (double)sim->total_iterations / (double)run);
     }
 }

@@ -39,6 +39,11 @@ gf_status gf_par_barrier(const gf_par *par);
 
 /* Gathers every rank's `bytes` bytes on `root`: *out (malloc'd, root only) holds them rank by
  * rank and offsets[r] (size nranks + 1, root only) where rank r's part starts. */
+/* Personalised all-to-all: sendbuf holds, rank by rank, sendcounts[r] bytes for rank r. On return
+ * *recvbuf (malloc'd) holds what every rank sent here, *recvlen its length. */
+gf_status gf_par_alltoallv_bytes(const gf_par *par, const void *sendbuf, const size_t *sendcounts,
+                                 void **recvbuf, size_t *recvlen);
+
 gf_status gf_par_gather_bytes(const gf_par *par, int root, const void *data, size_t bytes,
                               void **out, size_t **offsets);
 

@@ -55,6 +55,7 @@ typedef struct {
     double *check_pos;
     size_t check_n;
     double start_wtime;
+    long first_step; /* the step this run started from (non-zero after a restart) */
 } gf_sim;
 
 /* Defaults: no particles, no walls, no gravity, dt = 1e-4, maximum-dissipation solver. */
@@ -75,13 +76,17 @@ gf_status gf_sim_check_particles(gf_sim *sim);
 /* (Re)builds the solver after sim->solver_params changed. */
 gf_status gf_sim_set_solver(gf_sim *sim, const gf_solver_params *prm);
 
-/* Reads every block of the configuration and generates the initial particles. */
-gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg);
+/* Reads every block of the configuration and, if `generate`, creates the initial particles
+ * (a restart loads them instead). */
+gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate);
 
 /* One time step. */
 gf_status gf_sim_step(gf_sim *sim);
-/* Runs sim->steps steps with progress lines, then the summary. */
-gf_status gf_sim_run(gf_sim *sim);
+/* Called after every step (output, checkpoints); setting *stop ends the run early. */
+typedef gf_status (*gf_sim_observer)(void *ctx, gf_sim *sim, int *stop);
+
+/* Runs until step sim->steps with progress lines (observer may be NULL). */
+gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx);
 void gf_sim_print_summary(gf_sim *sim);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "granflow/config.h"
+#include "granflow/io.h"
 #include "granflow/log.h"
 #include "granflow/par.h"
 #include "granflow/sim.h"
@@ -22,12 +23,14 @@ static void usage(void) {
         "\n"
         "options:\n"
         "  --check      read and validate the configuration, print it, and stop\n"
+        "  --restart F  continue from the checkpoint F (same configuration; any rank count)\n"
         "  --help       this text\n"
         "  --version    version and build information");
 }
 
 typedef struct {
     const char *config_path;
+    const char *restart;
     int check_only;
     int help;
     int version;
@@ -46,7 +49,11 @@ static gf_status parse_args(int argc, char **argv, options *o) {
             o->version = 1;
         else if (strcmp(a, "--check") == 0)
             o->check_only = 1;
-        else if (a[0] == '-' && a[1] == '-')
+        else if (strcmp(a, "--restart") == 0) {
+            if (i + 1 >= argc)
+                return GF_ERROR(GF_ERR_INPUT, "--restart needs a checkpoint file");
+            o->restart = argv[++i];
+        } else if (a[0] == '-' && a[1] == '-')
             return GF_ERROR(GF_ERR_INPUT, "unknown option '%s' (see granflow --help)", a);
         else if (a[0] == '-')
             o->overrides[o->noverrides++] = argv[i];
@@ -100,6 +107,10 @@ static int report(const gf_par *par, gf_status st) {
     return 1;
 }
 
+static gf_status observe(void *ctx, gf_sim *sim, int *stop) {
+    return gf_output_observe(ctx, sim, stop);
+}
+
 int main(int argc, char **argv) {
     gf_par par;
     if (gf_par_init(&argc, &argv, &par) != GF_OK) {
@@ -125,32 +136,53 @@ int main(int argc, char **argv) {
 
     gf_config *cfg = NULL;
     gf_sim sim;
+    gf_output out;
+    memset(&out, 0, sizeof out);
     int failed = report(&par, load_config(&par, &o, &cfg));
     if (!failed)
         failed = report(&par, gf_sim_init(&sim, &par));
     if (!failed) {
-        st = gf_sim_configure(&sim, cfg);
+        st = gf_sim_configure(&sim, cfg, o.restart == NULL);
+        if (st == GF_OK)
+            st = gf_output_configure(&out, gf_config_root(cfg));
         if (st == GF_OK)
             st = gf_config_check_unused(cfg);
+        char *eff = NULL;
+        if (st == GF_OK)
+            st = gf_config_dump(cfg, &eff);
+        if (st == GF_OK)
+            st = gf_output_set_config_text(&out, eff);
         failed = report(&par, st);
         if (!failed) {
-            char *eff = NULL;
-            if (gf_config_dump(cfg, &eff) == GF_OK) {
-                gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s",
-                            gf_version_string(), par.size, o.config_path, eff);
-                free(eff);
-            }
-            gf_log_info("%lld particles, %zu walls, solver %s, dt %g s, %ld steps",
-                        (long long)sim.global_particles, sim.walls.count,
-                        gf_solver_model_name(sim.solver_params.model), sim.dt, sim.steps);
+            gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s", gf_version_string(),
+                        par.size, o.config_path, eff);
+        }
+        free(eff);
+        if (!failed && o.restart) {
+            failed = report(&par, gf_io_read_checkpoint(&sim, o.restart));
+            if (!failed)
+                gf_log_info("restarted from %s at step %ld (t = %.6e s)", o.restart, sim.step,
+                            sim.time);
+        }
+        if (!failed) {
+            int64_t n = (int64_t)sim.particles.n_local;
+            failed = report(&par, gf_par_allreduce_i64(&par, &n, 1, GF_PAR_SUM));
+            gf_log_info("%lld particles, %zu walls, %d x %d x %d processes, solver %s, dt %g s, "
+                        "steps %ld to %ld",
+                        (long long)n, sim.walls.count, sim.dims[0], sim.dims[1], sim.dims[2],
+                        gf_solver_model_name(sim.solver_params.model), sim.dt, sim.step, sim.steps);
         }
         if (!failed && !o.check_only) {
-            failed = report(&par, gf_sim_run(&sim));
+            gf_output_install_signal_handlers();
+            out.start = gf_wtime();
+            out.last_check_step = sim.step;
+            failed = report(&par, gf_sim_run(&sim, observe, &out));
             if (!failed)
                 gf_sim_print_summary(&sim);
         }
         gf_sim_free(&sim);
     }
+    gf_output_free(&out);
     gf_config_destroy(cfg);
     gf_par_finalize();
     return failed ? 1 : 0;

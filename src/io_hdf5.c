@@ -1,0 +1,976 @@
+/* Parallel HDF5 snapshots and checkpoints. With the par module, the only place with MPI calls
+ * (through HDF5's MPI-IO driver and the file-level collectives). */
+#include "granflow/io.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "granflow/log.h"
+#include "granflow/version.h"
+
+#define FORMAT_SNAPSHOT "granflow snapshot 1"
+#define FORMAT_CHECKPOINT "granflow checkpoint 1"
+
+static volatile sig_atomic_t checkpoint_requested = 0;
+
+void gf_output_request_checkpoint(void) {
+    checkpoint_requested = 1;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    checkpoint_requested = 1;
+}
+
+void gf_output_install_signal_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration                                                                              */
+
+gf_status gf_output_configure(gf_output *o, gf_config_block *root) {
+    memset(o, 0, sizeof *o);
+    gf_config_block *b = gf_config_section(root, "Output");
+    if (!b)
+        return gf_error_status();
+    GF_TRY(gf_config_get_string(b, "directory", "output", o->directory, sizeof o->directory));
+    GF_TRY(gf_config_get_string(b, "prefix", "run", o->prefix, sizeof o->prefix));
+    GF_TRY(gf_config_get_long(b, "snapshot_every", 0, &o->snapshot_every));
+    GF_TRY(gf_config_check_range(b, "snapshot_every", (double)o->snapshot_every, 0, 1e15));
+    GF_TRY(gf_config_get_bool(b, "contacts", 0, &o->contacts));
+    GF_TRY(gf_config_get_long(b, "checkpoint_every", 0, &o->checkpoint_every));
+    GF_TRY(gf_config_check_range(b, "checkpoint_every", (double)o->checkpoint_every, 0, 1e15));
+    GF_TRY(gf_config_get_double(b, "wall_limit", 0.0, &o->wall_limit));
+    GF_TRY(gf_config_check_range(b, "wall_limit", o->wall_limit, 0.0, 1e12));
+    char def[GF_IO_PATH + 160];
+    snprintf(def, sizeof def, "%s/%s.ckpt.h5", o->directory, o->prefix);
+    GF_TRY(gf_config_get_string(b, "checkpoint", def, o->checkpoint, sizeof o->checkpoint));
+    o->start = gf_wtime();
+    return GF_OK;
+}
+
+void gf_output_free(gf_output *o) {
+    free(o->config_text);
+    free(o->snap_file);
+    free(o->snap_time);
+    free(o->snap_count);
+    memset(o, 0, sizeof *o);
+}
+
+gf_status gf_output_set_config_text(gf_output *o, const char *text) {
+    free(o->config_text);
+    size_t n = strlen(text);
+    o->config_text = gf_malloc(n + 1, 1);
+    if (!o->config_text)
+        return gf_error_status();
+    memcpy(o->config_text, text, n + 1);
+    return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* HDF5 helpers                                                                               */
+
+typedef struct {
+    const gf_par *par;
+    MPI_Comm comm;
+    int rank, size;
+    hid_t file, dxpl;
+    const char *path;
+    gf_status st;
+} h5file;
+
+#define H5_FAIL(f, ...)                                                                            \
+    do {                                                                                           \
+        if ((f)->st == GF_OK)                                                                      \
+            (f)->st = GF_ERROR(GF_ERR_IO, __VA_ARGS__);                                            \
+    } while (0)
+
+static void comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
+    if (sim->par) {
+        *comm = sim->par->comm;
+        *rank = sim->par->rank;
+        *size = sim->par->size;
+    } else {
+        *comm = MPI_COMM_SELF;
+        *rank = 0;
+        *size = 1;
+    }
+}
+
+static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int create) {
+    memset(f, 0, sizeof *f);
+    f->par = sim->par;
+    f->path = path;
+    comm_of(sim, &f->comm, &f->rank, &f->size);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors become granflow messages */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+    if (create)
+        f->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    else
+        f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    f->dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(f->dxpl, H5FD_MPIO_COLLECTIVE);
+    if (f->file < 0) {
+        if (create)
+            return GF_ERROR(GF_ERR_IO,
+                            "cannot create '%s' (does the directory exist and is it "
+                            "writable?)",
+                            path);
+        return GF_ERROR(GF_ERR_IO,
+                        "cannot open '%s' as an HDF5 file (missing, truncated or not "
+                        "HDF5)",
+                        path);
+    }
+    return GF_OK;
+}
+
+static gf_status h5_close(h5file *f) {
+    if (f->dxpl > 0)
+        H5Pclose(f->dxpl);
+    if (f->file > 0 && H5Fclose(f->file) < 0)
+        H5_FAIL(f, "closing '%s' failed", f->path);
+    return f->st;
+}
+
+static void attr_write(h5file *f, hid_t obj, const char *name, hid_t type, int n,
+                       const void *data) {
+    if (f->st != GF_OK)
+        return;
+    hsize_t dims = (hsize_t)n;
+    hid_t space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
+    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, type, data) < 0)
+        H5_FAIL(f, "writing attribute '%s' to '%s' failed", name, f->path);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(space);
+}
+
+static void attr_string(h5file *f, hid_t obj, const char *name, const char *value) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    attr_write(f, obj, name, t, 1, value);
+    H5Tclose(t);
+}
+
+/* Writes a (global_n x ncols) dataset whose rows offset .. offset + n - 1 come from this rank. */
+static hid_t dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
+                        size_t offset, size_t global_n, const void *buf, const char *units,
+                        const char *desc) {
+    if (f->st != GF_OK)
+        return -1;
+    hsize_t gdims[2] = {(hsize_t)global_n, (hsize_t)ncols};
+    int rank = ncols > 1 ? 2 : 1;
+    hid_t fspace = H5Screate_simple(rank, gdims, NULL);
+    hid_t d = H5Dcreate2(loc, name, type, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0) {
+        H5Sclose(fspace);
+        H5_FAIL(f, "creating dataset '%s' in '%s' failed", name, f->path);
+        return -1;
+    }
+    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
+    hid_t mspace = H5Screate_simple(rank, count, NULL);
+    if (n == 0) {
+        /* Ranks without rows still take part in the collective write. */
+        H5Sselect_none(fspace);
+        H5Sselect_none(mspace);
+    } else {
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    }
+    /* An empty dataset has nothing to write (and HDF5 refuses the selection). */
+    if (global_n > 0 && H5Dwrite(d, type, mspace, fspace, f->dxpl, buf) < 0)
+        H5_FAIL(f, "writing dataset '%s' to '%s' failed", name, f->path);
+    if (units)
+        attr_string(f, d, "units", units);
+    if (desc)
+        attr_string(f, d, "description", desc);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    H5Dclose(d);
+    return 0;
+}
+
+/* Reads rows offset .. offset + n - 1 of a (global_n x ncols) dataset, checking its shape. */
+static void dset_read(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
+                      size_t offset, size_t global_n, void *buf) {
+    if (f->st != GF_OK)
+        return;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (d < 0) {
+        H5_FAIL(f, "'%s' has no dataset '%s': not a granflow checkpoint, or from another version",
+                f->path, name);
+        return;
+    }
+    hid_t fspace = H5Dget_space(d);
+    hsize_t dims[2] = {0, 1};
+    int rank = H5Sget_simple_extent_ndims(fspace);
+    H5Sget_simple_extent_dims(fspace, dims, NULL);
+    if (rank != (ncols > 1 ? 2 : 1) || dims[0] != (hsize_t)global_n ||
+        (ncols > 1 && dims[1] != (hsize_t)ncols)) {
+        H5_FAIL(f, "dataset '%s' in '%s' has the wrong shape (%llu x %llu, expected %zu x %d)",
+                name, f->path, (unsigned long long)dims[0],
+                (unsigned long long)(rank > 1 ? dims[1] : 1), global_n, ncols);
+    } else {
+        hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
+        hid_t mspace = H5Screate_simple(rank, count, NULL);
+        if (n == 0) {
+            H5Sselect_none(fspace);
+            H5Sselect_none(mspace);
+        } else {
+            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+        }
+        if (global_n > 0 && H5Dread(d, type, mspace, fspace, f->dxpl, buf) < 0)
+            H5_FAIL(f, "reading dataset '%s' from '%s' failed (truncated or corrupt file?)", name,
+                    f->path);
+        H5Sclose(mspace);
+    }
+    H5Sclose(fspace);
+    H5Dclose(d);
+}
+
+static void attr_read(h5file *f, hid_t obj, const char *name, hid_t type, int n, void *out) {
+    if (f->st != GF_OK)
+        return;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) {
+        H5_FAIL(f, "'%s' lacks the attribute '%s': not a granflow checkpoint", f->path, name);
+        return;
+    }
+    hid_t space = H5Aget_space(a);
+    hssize_t npts = H5Sget_simple_extent_npoints(space);
+    if (npts != n)
+        H5_FAIL(f, "attribute '%s' in '%s' has %lld values, expected %d", name, f->path,
+                (long long)npts, n);
+    else if (H5Aread(a, type, out) < 0)
+        H5_FAIL(f, "reading attribute '%s' of '%s' failed", name, f->path);
+    H5Sclose(space);
+    H5Aclose(a);
+}
+
+static void attr_read_string(h5file *f, hid_t obj, const char *name, char *out, size_t size) {
+    if (f->st != GF_OK)
+        return;
+    out[0] = '\0';
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) {
+        H5_FAIL(f, "'%s' lacks the attribute '%s': not a granflow file", f->path, name);
+        return;
+    }
+    hid_t t = H5Aget_type(a);
+    size_t len = H5Tget_size(t);
+    if (H5Tget_class(t) != H5T_STRING || len >= size) {
+        H5_FAIL(f, "attribute '%s' of '%s' is not a short string", name, f->path);
+    } else {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, len);
+        if (H5Aread(a, mt, out) < 0)
+            H5_FAIL(f, "reading attribute '%s' of '%s' failed", name, f->path);
+        out[len] = '\0';
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing                                                                                    */
+
+/* Local particle order sorted by id (rows are written sorted within each rank). */
+static int cmp_by_id(const void *a, const void *b, void *ctx) {
+    const int64_t *id = ctx;
+    int64_t x = id[*(const size_t *)a], y = id[*(const size_t *)b];
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const int64_t *sort_ids_ctx;
+static int cmp_idx(const void *a, const void *b) {
+    return cmp_by_id(a, b, (void *)sort_ids_ctx);
+}
+
+static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *format,
+                   const char *config_text) {
+    hid_t root = f->file;
+    attr_string(f, root, "format", format);
+    attr_write(f, root, "time", H5T_NATIVE_DOUBLE, 1, &sim->time);
+    long long step = sim->step;
+    attr_write(f, root, "step", H5T_NATIVE_LLONG, 1, &step);
+    attr_write(f, root, "dt", H5T_NATIVE_DOUBLE, 1, &sim->dt);
+    attr_write(f, root, "box_min", H5T_NATIVE_DOUBLE, 3, sim->lo);
+    attr_write(f, root, "box_max", H5T_NATIVE_DOUBLE, 3, sim->hi);
+    attr_write(f, root, "periodic", H5T_NATIVE_INT, 3, sim->periodic);
+    long long n = global_n;
+    attr_write(f, root, "particle_count", H5T_NATIVE_LLONG, 1, &n);
+    attr_write(f, root, "rank_count", H5T_NATIVE_INT, 1, &f->size);
+    int dims[3] = {sim->dims[0] ? sim->dims[0] : 1, sim->dims[1] ? sim->dims[1] : 1,
+                   sim->dims[2] ? sim->dims[2] : 1};
+    attr_write(f, root, "decomposition", H5T_NATIVE_INT, 3, dims);
+    attr_string(f, root, "granflow_version", gf_version());
+    attr_string(f, root, "git_revision", gf_git_revision());
+    attr_string(f, root, "compiler", __VERSION__);
+    char buf[256];
+    unsigned maj, min, rel;
+    H5get_libversion(&maj, &min, &rel);
+    snprintf(buf, sizeof buf, "%u.%u.%u", maj, min, rel);
+    attr_string(f, root, "hdf5_version", buf);
+    char mpiv[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(mpiv, &len);
+    char *nl = strchr(mpiv, '\n');
+    if (nl)
+        *nl = '\0';
+    attr_string(f, root, "mpi_version", mpiv);
+    /* The date is rank 0's, so every rank writes the same attribute value. */
+    long long now = (long long)time(NULL);
+    MPI_Bcast(&now, 1, MPI_LONG_LONG, 0, f->comm);
+    time_t tt = (time_t)now;
+    struct tm tmv;
+    gmtime_r(&tt, &tmv);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    attr_string(f, root, "date", buf);
+    /* The configuration as a character dataset (attributes are limited to 64 KiB); rank 0's
+     * copy is written, the others take part with no rows. */
+    const char *cfg = config_text ? config_text : "";
+    size_t cfg_len = strlen(cfg);
+    dset_write(f, root, "configuration", H5T_NATIVE_CHAR, 1, f->rank == 0 ? cfg_len : 0, 0, cfg_len,
+               cfg, NULL, "the effective configuration of the run (defaults filled in)");
+}
+
+/* Particle rows of this rank, sorted by id, and the group offsets of all ranks. */
+static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t *global_out) {
+    const gf_particles *p = &sim->particles;
+    size_t n = p->n_local;
+    int64_t offset = 0, global = (int64_t)n;
+    if (sim->par) {
+        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
+        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
+    }
+    *global_out = global;
+    size_t *order = gf_malloc(n + 1, sizeof *order);
+    double *buf = gf_malloc(4 * n + 1, sizeof *buf);
+    int64_t *ibuf = gf_malloc(n + 1, sizeof *ibuf);
+    int32_t *i32 = gf_malloc(n + 1, sizeof *i32);
+    if (!order || !buf || !ibuf || !i32) {
+        free(order);
+        free(buf);
+        free(ibuf);
+        free(i32);
+        return gf_error_status();
+    }
+    for (size_t i = 0; i < n; ++i)
+        order[i] = i;
+    /* A checkpoint keeps the in-memory order (bit-for-bit restart); snapshots sort by id. */
+    if (!full) {
+        sort_ids_ctx = p->id;
+        qsort(order, n, sizeof *order, cmp_idx);
+    }
+    hid_t g = H5Gcreate2(f->file, "particles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        H5_FAIL(f, "creating group /particles in '%s' failed", f->path);
+    size_t N = (size_t)global, off = (size_t)offset;
+    for (size_t i = 0; i < n; ++i)
+        ibuf[i] = p->id[order[i]];
+    dset_write(f, g, "id", H5T_NATIVE_INT64, 1, n, off, N, ibuf, "1",
+               "global particle id, unique for the run");
+#define VEC(name, arr, k, units, desc)                                                             \
+    do {                                                                                           \
+        for (size_t i = 0; i < n; ++i)                                                             \
+            for (int c = 0; c < (k); ++c)                                                          \
+                buf[(size_t)(k)*i + c] = (arr)[c][order[i]];                                       \
+        dset_write(f, g, name, H5T_NATIVE_DOUBLE, k, n, off, N, buf, units, desc);                 \
+    } while (0)
+    VEC("position", p->x, 3, "m", "centre of mass");
+    VEC("velocity", p->v, 3, "m/s", "linear velocity");
+    VEC("angular_velocity", p->w, 3, "rad/s", "angular velocity in the world frame");
+    VEC("orientation", p->q, 4, "1", "unit quaternion (w, x, y, z), body to world");
+    for (size_t i = 0; i < n; ++i)
+        buf[i] = p->radius[order[i]];
+    dset_write(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m", "sphere radius");
+    for (size_t i = 0; i < n; ++i)
+        i32[i] = p->material[order[i]];
+    dset_write(f, g, "material", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
+               "material index (see the configuration's Materials block)");
+    int rank = f->rank;
+    for (size_t i = 0; i < n; ++i)
+        i32[i] = rank;
+    dset_write(f, g, "owner_rank", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
+               "rank that owned the particle when the file was written");
+    if (full) {
+        for (size_t i = 0; i < n; ++i)
+            buf[i] = p->inv_mass[order[i]];
+        dset_write(f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "1/kg",
+                   "inverse mass (0: infinite)");
+        VEC("inverse_inertia", p->inv_inertia, 3, "1/(kg m^2)",
+            "principal inverse moments of inertia, body frame");
+    }
+#undef VEC
+    /* Where each rank's rows start: the index for finding a particle by id. */
+    long long *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
+    if (offs) {
+        long long mine = offset;
+        MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
+        offs[f->size] = global;
+        attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
+        attr_string(f, g, "order",
+                    full ? "in memory order within each rank"
+                         : "sorted by id within each rank's rows");
+        free(offs);
+    } else {
+        H5_FAIL(f, "out of memory");
+    }
+    if (g >= 0)
+        H5Gclose(g);
+    free(order);
+    free(buf);
+    free(ibuf);
+    free(i32);
+    return GF_OK;
+}
+
+static gf_status write_contacts(h5file *f, const gf_sim *sim) {
+    const gf_contacts *c = &sim->contacts;
+    size_t n = c->count;
+    int64_t offset = 0, global = (int64_t)n;
+    if (sim->par) {
+        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
+        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
+    }
+    int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
+    double *buf = gf_malloc(3 * n + 1, sizeof *buf);
+    if (!ids || !buf) {
+        free(ids);
+        free(buf);
+        return gf_error_status();
+    }
+    hid_t g = H5Gcreate2(f->file, "contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    for (size_t j = 0; j < n; ++j) {
+        ids[2 * j] = c->id1[j];
+        ids[2 * j + 1] = c->id2[j];
+    }
+    size_t N = (size_t)global, off = (size_t)offset;
+    dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
+               "global ids of the two particles (a wall k is -1 - k)");
+    for (size_t j = 0; j < n; ++j)
+        buf[j] = c->lambda[0][j];
+    dset_write(f, g, "normal_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
+               "impulse along the normal of the last step");
+    for (size_t j = 0; j < n; ++j)
+        buf[j] = hypot(c->lambda[1][j], c->lambda[2][j]);
+    dset_write(f, g, "tangential_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
+               "magnitude of the friction impulse of the last step");
+    for (size_t j = 0; j < n; ++j)
+        buf[j] = c->gap[j];
+    dset_write(f, g, "gap", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m",
+               "signed distance at detection (negative: penetration)");
+    for (size_t j = 0; j < n; ++j)
+        for (int d = 0; d < 3; ++d)
+            buf[3 * j + d] = c->n[d][j];
+    dset_write(f, g, "normal", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "1",
+               "unit normal, from the second body towards the first");
+    if (g >= 0)
+        H5Gclose(g);
+    free(ids);
+    free(buf);
+    return GF_OK;
+}
+
+static gf_status write_warmstart(h5file *f, const gf_sim *sim) {
+    const gf_warmstart *ws = &sim->warm;
+    size_t n = ws->n;
+    int64_t offset = 0, global = (int64_t)n;
+    if (sim->par) {
+        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
+        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
+    }
+    int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
+    double *buf = gf_malloc(3 * n + 1, sizeof *buf);
+    if (!ids || !buf) {
+        free(ids);
+        free(buf);
+        return gf_error_status();
+    }
+    hid_t g = H5Gcreate2(f->file, "warmstart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    for (size_t k = 0; k < n; ++k) {
+        ids[2 * k] = ws->a[k];
+        ids[2 * k + 1] = ws->b[k];
+        for (int d = 0; d < 3; ++d)
+            buf[3 * k + d] = ws->l[d][k];
+    }
+    size_t N = (size_t)global, off = (size_t)offset;
+    dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
+               "the contact's key: (smaller id, larger id) or (id, -1 - wall)");
+    dset_write(f, g, "impulse", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "N s",
+               "world-frame impulse on the first particle of the pair");
+    long long mine = offset, *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
+    if (offs) {
+        MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
+        offs[f->size] = global;
+        attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
+        free(offs);
+    }
+    if (g >= 0)
+        H5Gclose(g);
+    free(ids);
+    free(buf);
+    return GF_OK;
+}
+
+gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char *path) {
+    h5file f;
+    gf_status st = h5_open(&f, sim, path, 1);
+    int64_t n = 0;
+    if (st == GF_OK)
+        st = write_particles(&f, sim, 0, &n);
+    if (st == GF_OK)
+        header(&f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
+    if (st == GF_OK && o && o->contacts)
+        st = write_contacts(&f, sim);
+    gf_status cst = h5_close(&f);
+    return st != GF_OK ? st : cst;
+}
+
+gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path) {
+    char tmp[GF_IO_PATH + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    h5file f;
+    gf_status st = h5_open(&f, sim, tmp, 1);
+    int64_t n = 0;
+    if (st == GF_OK)
+        st = write_particles(&f, sim, 1, &n);
+    if (st == GF_OK)
+        header(&f, sim, n, FORMAT_CHECKPOINT, o ? o->config_text : NULL);
+    if (st == GF_OK)
+        st = write_warmstart(&f, sim);
+    if (st == GF_OK) {
+        hid_t g = H5Gcreate2(f.file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        long long v[2] = {sim->next_id, sim->expected_particles};
+        attr_write(&f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
+        attr_write(&f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
+        int nw = (int)sim->walls.count;
+        attr_write(&f, g, "wall_count", H5T_NATIVE_INT, 1, &nw);
+        if (nw > 0)
+            attr_write(&f, g, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+        H5Gclose(g);
+    }
+    gf_status cst = h5_close(&f);
+    st = st != GF_OK ? st : cst;
+    /* Only a complete file replaces the previous checkpoint. */
+    int rank = sim->par ? sim->par->rank : 0;
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    if (st == GF_OK && rank == 0 && rename(tmp, path) != 0)
+        st = GF_ERROR(GF_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading a checkpoint                                                                       */
+
+gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
+    if (sim->particles.n_local != 0)
+        return GF_ERROR(GF_ERR_STATE, "restart needs a simulation without particles");
+    h5file f;
+    GF_TRY(h5_open(&f, sim, path, 0));
+    char format[64] = "";
+    attr_read_string(&f, f.file, "format", format, sizeof format);
+    if (f.st == GF_OK && strcmp(format, FORMAT_CHECKPOINT) != 0)
+        H5_FAIL(&f, "'%s' is a '%s' file, not a granflow checkpoint ('%s')", path, format,
+                FORMAT_CHECKPOINT);
+    long long count = 0, step = 0;
+    int nranks = 0, dims[3] = {0, 0, 0};
+    double t = 0, lo[3], hi[3];
+    attr_read(&f, f.file, "particle_count", H5T_NATIVE_LLONG, 1, &count);
+    attr_read(&f, f.file, "step", H5T_NATIVE_LLONG, 1, &step);
+    attr_read(&f, f.file, "time", H5T_NATIVE_DOUBLE, 1, &t);
+    attr_read(&f, f.file, "rank_count", H5T_NATIVE_INT, 1, &nranks);
+    attr_read(&f, f.file, "decomposition", H5T_NATIVE_INT, 3, dims);
+    attr_read(&f, f.file, "box_min", H5T_NATIVE_DOUBLE, 3, lo);
+    attr_read(&f, f.file, "box_max", H5T_NATIVE_DOUBLE, 3, hi);
+    if (f.st == GF_OK && (count < 0 || nranks < 1))
+        H5_FAIL(&f, "'%s' has an invalid header (particle_count %lld, rank_count %d)", path, count,
+                nranks);
+    for (int a = 0; a < 3 && f.st == GF_OK; ++a)
+        if (lo[a] != sim->lo[a] || hi[a] != sim->hi[a])
+            H5_FAIL(&f,
+                    "'%s' was written for the box [%g, %g] along %c, the configuration has "
+                    "[%g, %g]",
+                    path, lo[a], hi[a], "xyz"[a], sim -> lo[a], sim -> hi[a]);
+    hid_t g = f.st == GF_OK ? H5Gopen2(f.file, "particles", H5P_DEFAULT) : -1;
+    if (f.st == GF_OK && g < 0)
+        H5_FAIL(&f, "'%s' has no /particles group", path);
+    long long *offs = gf_malloc((size_t)nranks + 2, sizeof *offs);
+    if (!offs)
+        H5_FAIL(&f, "out of memory");
+    attr_read(&f, g, "rank_offsets", H5T_NATIVE_LLONG, nranks + 1, offs);
+    int same = f.st == GF_OK && nranks == f.size;
+    for (int a = 0; a < 3; ++a)
+        same = same && (!sim->distributed || dims[a] == sim->dims[a]);
+    /* This rank's rows: its own group when the layout is unchanged, else an even slab. */
+    size_t first, n;
+    if (same) {
+        first = (size_t)offs[f.rank];
+        n = (size_t)(offs[f.rank + 1] - offs[f.rank]);
+    } else {
+        size_t N = (size_t)count;
+        first = N * (size_t)f.rank / (size_t)f.size;
+        n = N * (size_t)(f.rank + 1) / (size_t)f.size - first;
+    }
+    if (f.st == GF_OK && (offs[nranks] != count || first + n > (size_t)count))
+        H5_FAIL(&f, "'%s' has inconsistent rank offsets", path);
+    size_t N = (size_t)count;
+    int64_t *id = gf_malloc(n + 1, sizeof *id);
+    double *x = gf_malloc(3 * n + 1, sizeof *x), *v = gf_malloc(3 * n + 1, sizeof *v),
+           *w = gf_malloc(3 * n + 1, sizeof *w), *q = gf_malloc(4 * n + 1, sizeof *q),
+           *r = gf_malloc(n + 1, sizeof *r), *im = gf_malloc(n + 1, sizeof *im),
+           *ii = gf_malloc(3 * n + 1, sizeof *ii);
+    int32_t *mat = gf_malloc(n + 1, sizeof *mat);
+    if (!id || !x || !v || !w || !q || !r || !im || !ii || !mat)
+        H5_FAIL(&f, "out of memory reading '%s'", path);
+    if (f.st != GF_OK)
+        n = 0;
+    dset_read(&f, g, "id", H5T_NATIVE_INT64, 1, n, first, N, id);
+    dset_read(&f, g, "position", H5T_NATIVE_DOUBLE, 3, n, first, N, x);
+    dset_read(&f, g, "velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, v);
+    dset_read(&f, g, "angular_velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, w);
+    dset_read(&f, g, "orientation", H5T_NATIVE_DOUBLE, 4, n, first, N, q);
+    dset_read(&f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, first, N, r);
+    dset_read(&f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, first, N, im);
+    dset_read(&f, g, "inverse_inertia", H5T_NATIVE_DOUBLE, 3, n, first, N, ii);
+    dset_read(&f, g, "material", H5T_NATIVE_INT32, 1, n, first, N, mat);
+    if (g >= 0)
+        H5Gclose(g);
+
+    /* Warm-start entries, and the state group. */
+    hid_t wg = f.st == GF_OK ? H5Gopen2(f.file, "warmstart", H5P_DEFAULT) : -1;
+    if (f.st == GF_OK && wg < 0)
+        H5_FAIL(&f, "'%s' has no /warmstart group", path);
+    long long *woffs = gf_malloc((size_t)nranks + 2, sizeof *woffs);
+    if (!woffs)
+        H5_FAIL(&f, "out of memory");
+    attr_read(&f, wg, "rank_offsets", H5T_NATIVE_LLONG, nranks + 1, woffs);
+    size_t wN = f.st == GF_OK ? (size_t)woffs[nranks] : 0, wfirst = 0, wn = 0;
+    if (f.st == GF_OK) {
+        if (same) {
+            wfirst = (size_t)woffs[f.rank];
+            wn = (size_t)(woffs[f.rank + 1] - woffs[f.rank]);
+        } else {
+            /* Every rank reads all entries and keeps those of its particles (below). */
+            wfirst = 0;
+            wn = wN;
+        }
+    }
+    int64_t *wpair = gf_malloc(2 * wn + 1, sizeof *wpair);
+    double *wimp = gf_malloc(3 * wn + 1, sizeof *wimp);
+    if (!wpair || !wimp)
+        H5_FAIL(&f, "out of memory");
+    if (f.st != GF_OK)
+        wn = 0;
+    dset_read(&f, wg, "pair", H5T_NATIVE_INT64, 2, wn, wfirst, wN, wpair);
+    dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, wN, wimp);
+    if (wg >= 0)
+        H5Gclose(wg);
+    hid_t sg = f.st == GF_OK ? H5Gopen2(f.file, "state", H5P_DEFAULT) : -1;
+    if (f.st == GF_OK && sg < 0)
+        H5_FAIL(&f, "'%s' has no /state group", path);
+    long long next_id = 0, expected = 0;
+    int nw = 0;
+    attr_read(&f, sg, "next_id", H5T_NATIVE_LLONG, 1, &next_id);
+    attr_read(&f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &expected);
+    attr_read(&f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
+    if (f.st == GF_OK && nw != (int)sim->walls.count)
+        H5_FAIL(&f, "'%s' has %d walls, the configuration %zu", path, nw, sim->walls.count);
+    if (nw > 0)
+        attr_read(&f, sg, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+    if (sg >= 0)
+        H5Gclose(sg);
+    gf_status st = h5_close(&f);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+
+    /* Build the particles: kept in file order when the layout is unchanged, else sent to
+     * their owners. */
+    gf_particle *recs = st == GF_OK ? gf_malloc(n + 1, sizeof *recs) : NULL;
+    if (st == GF_OK && !recs)
+        st = gf_error_status();
+    for (size_t i = 0; st == GF_OK && i < n; ++i) {
+        gf_particle *p = &recs[i];
+        memset(p, 0, sizeof *p);
+        p->id = id[i];
+        for (int c = 0; c < 3; ++c) {
+            p->x[c] = x[3 * i + c];
+            p->v[c] = v[3 * i + c];
+            p->w[c] = w[3 * i + c];
+            p->inv_inertia[c] = ii[3 * i + c];
+        }
+        for (int c = 0; c < 4; ++c)
+            p->q[c] = q[4 * i + c];
+        p->radius = r[i];
+        p->inv_mass = im[i];
+        p->material = mat[i];
+        if (p->material < 0 || p->material >= sim->materials.count)
+            st = GF_ERROR(GF_ERR_INPUT,
+                          "'%s': particle %lld has material %d, the configuration "
+                          "defines %d",
+                          path, (long long)p->id, p->material, sim->materials.count);
+    }
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    if (st == GF_OK && (same || !sim->distributed)) {
+        for (size_t i = 0; i < n && st == GF_OK; ++i)
+            st = gf_particles_add(&sim->particles, &recs[i]);
+    } else if (st == GF_OK) {
+        int P = sim->par->size;
+        size_t *counts = gf_calloc((size_t)P, sizeof *counts);
+        size_t *fill = gf_calloc((size_t)P + 1, sizeof *fill);
+        gf_particle *sendbuf = gf_malloc(n + 1, sizeof *sendbuf);
+        if (!counts || !fill || !sendbuf)
+            st = gf_error_status();
+        for (size_t i = 0; i < n && st == GF_OK; ++i)
+            counts[gf_decomp_owner(&sim->xch.decomp, recs[i].x)]++;
+        for (int k = 0; k < P && st == GF_OK; ++k)
+            fill[k + 1] = fill[k] + counts[k];
+        for (size_t i = 0; i < n && st == GF_OK; ++i)
+            sendbuf[fill[gf_decomp_owner(&sim->xch.decomp, recs[i].x)]++] = recs[i];
+        for (int k = 0; k < P && st == GF_OK; ++k)
+            counts[k] *= sizeof(gf_particle);
+        void *in = NULL;
+        size_t inlen = 0;
+        if (st == GF_OK)
+            st = gf_par_alltoallv_bytes(sim->par, sendbuf, counts, &in, &inlen);
+        for (size_t k = 0; st == GF_OK && k < inlen / sizeof(gf_particle); ++k) {
+            gf_particle pr;
+            memcpy(&pr, (char *)in + k * sizeof pr, sizeof pr);
+            st = gf_particles_add(&sim->particles, &pr);
+        }
+        free(in);
+        free(counts);
+        free(fill);
+        free(sendbuf);
+    }
+    /* Warm start: own entries as written, or those whose first id is a local particle. */
+    if (st == GF_OK) {
+        gf_warmstart_free(&sim->warm);
+        gf_warmstart_init(&sim->warm);
+        int64_t *ids = NULL;
+        size_t nl = sim->particles.n_local;
+        if (!same && sim->distributed) {
+            ids = gf_malloc(nl + 1, sizeof *ids);
+            if (!ids)
+                st = gf_error_status();
+            for (size_t i = 0; st == GF_OK && i < nl; ++i)
+                ids[i] = sim->particles.id[i];
+            if (st == GF_OK && nl > 1)
+                qsort(ids, nl, sizeof *ids, cmp_i64); /* for membership tests */
+        }
+        gf_warmstart all;
+        gf_warmstart_init(&all);
+        for (size_t k = 0; st == GF_OK && k < wn; ++k)
+            st = gf_warmstart_append(&all, wpair[2 * k], wpair[2 * k + 1], wimp + 3 * k);
+        if (st == GF_OK && ids)
+            st = gf_warmstart_take(&all, ids, nl, &sim->warm);
+        else if (st == GF_OK)
+            st = gf_warmstart_merge(&sim->warm, &all);
+        gf_warmstart_free(&all);
+        free(ids);
+    }
+    free(recs);
+    free(offs);
+    free(woffs);
+    free(id);
+    free(x);
+    free(v);
+    free(w);
+    free(q);
+    free(r);
+    free(im);
+    free(ii);
+    free(mat);
+    free(wpair);
+    free(wimp);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    GF_TRY(st);
+    sim->step = (long)step;
+    sim->time = t;
+    sim->next_id = next_id;
+    sim->expected_particles = expected;
+    sim->ghosts_ready = 0;
+    return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* XDMF and the output schedule                                                               */
+
+gf_status gf_io_write_xdmf(const gf_output *o) {
+    char path[GF_IO_PATH + 160], tmp[GF_IO_PATH + 170];
+    snprintf(path, sizeof path, "%s/%s.xmf", o->directory, o->prefix);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return GF_ERROR(GF_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    fprintf(f, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+               "<Xdmf Version=\"3.0\">\n <Domain>\n"
+               "  <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+    static const struct {
+        const char *name, *type;
+        int ncols;
+        const char *ntype;
+        int precision;
+    } attrs[] = {
+        {"velocity", "Vector", 3, "Float", 8}, {"angular_velocity", "Vector", 3, "Float", 8},
+        {"radius", "Scalar", 1, "Float", 8},   {"id", "Scalar", 1, "Int", 8},
+        {"material", "Scalar", 1, "Int", 4},   {"owner_rank", "Scalar", 1, "Int", 4}};
+    for (size_t s = 0; s < o->nsnap; ++s) {
+        long long n = o->snap_count[s];
+        const char *file = o->snap_file[s];
+        fprintf(f, "   <Grid Name=\"step\" GridType=\"Uniform\">\n");
+        fprintf(f, "    <Time Value=\"%.17g\" />\n", o->snap_time[s]);
+        fprintf(f, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" />\n", n);
+        fprintf(f,
+                "    <Geometry GeometryType=\"XYZ\">\n"
+                "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
+                "Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
+                n, file);
+        for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; ++a) {
+            fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n",
+                    attrs[a].name, attrs[a].type);
+            if (attrs[a].ncols > 1)
+                fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", n, attrs[a].ncols);
+            else
+                fprintf(f, "     <DataItem Dimensions=\"%lld\"", n);
+            fprintf(f,
+                    " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/particles/%s"
+                    "</DataItem>\n    </Attribute>\n",
+                    attrs[a].ntype, attrs[a].precision, file, attrs[a].name);
+        }
+        fprintf(f, "   </Grid>\n");
+    }
+    fprintf(f, "  </Grid>\n </Domain>\n</Xdmf>\n");
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        return GF_ERROR(GF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return GF_OK;
+}
+
+static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n) {
+    if (o->nsnap == o->capsnap) {
+        size_t cap = o->capsnap ? 2 * o->capsnap : 64;
+        GF_TRY(gf_grow((void **)&o->snap_file, cap, sizeof *o->snap_file));
+        GF_TRY(gf_grow((void **)&o->snap_time, cap, sizeof *o->snap_time));
+        GF_TRY(gf_grow((void **)&o->snap_count, cap, sizeof *o->snap_count));
+        o->capsnap = cap;
+    }
+    snprintf(o->snap_file[o->nsnap], sizeof o->snap_file[0], "%s", file);
+    o->snap_time[o->nsnap] = t;
+    o->snap_count[o->nsnap] = n;
+    o->nsnap++;
+    return GF_OK;
+}
+
+static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
+    int rank = sim->par ? sim->par->rank : 0;
+    gf_status st = GF_OK;
+    if (rank == 0) {
+        /* mkdir -p */
+        char buf[GF_IO_PATH];
+        snprintf(buf, sizeof buf, "%s", dir);
+        for (char *p = buf + 1; st == GF_OK; ++p) {
+            if (*p == '/' || *p == '\0') {
+                char c = *p;
+                *p = '\0';
+                if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+                    st = GF_ERROR(GF_ERR_IO, "cannot create directory '%s': %s", buf,
+                                  strerror(errno));
+                *p = c;
+                if (c == '\0')
+                    break;
+            }
+        }
+    }
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+static gf_status snapshot(gf_output *o, gf_sim *sim) {
+    GF_TRY(ensure_directory(sim, o->directory));
+    char name[256], path[GF_IO_PATH + 300];
+    snprintf(name, sizeof name, "%s_%09ld.h5", o->prefix, sim->step);
+    snprintf(path, sizeof path, "%s/%s", o->directory, name);
+    GF_TRY(gf_io_write_snapshot(o, sim, path));
+    int64_t n = (int64_t)sim->particles.n_local;
+    if (sim->par)
+        GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
+    GF_TRY(add_snapshot(o, name, sim->time, (long long)n));
+    gf_status st = GF_OK;
+    if (!sim->par || sim->par->rank == 0)
+        st = gf_io_write_xdmf(o);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+static gf_status checkpoint(gf_output *o, gf_sim *sim) {
+    char dir[GF_IO_PATH];
+    snprintf(dir, sizeof dir, "%s", o->checkpoint);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        GF_TRY(ensure_directory(sim, dir));
+    }
+    return gf_io_write_checkpoint(o, sim, o->checkpoint);
+}
+
+gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
+    *stop = 0;
+    gf_timer_start(&sim->timers, GF_TIMER_OUTPUT);
+    gf_status st = GF_OK;
+    if (o->snapshot_every > 0 && sim->step % o->snapshot_every == 0)
+        st = snapshot(o, sim);
+    if (st == GF_OK && o->checkpoint_every > 0 && sim->step % o->checkpoint_every == 0)
+        st = checkpoint(o, sim);
+    /* Signals and the wall-time limit: one collective decision per step. */
+    double elapsed = gf_wtime() - o->start;
+    long steps_done = sim->step - o->last_check_step;
+    double flags[2] = {checkpoint_requested ? 1.0 : 0.0, elapsed};
+    if (st == GF_OK && sim->par)
+        st = gf_par_allreduce_double(sim->par, flags, 2, GF_PAR_MAX);
+    if (st == GF_OK) {
+        double per_step = steps_done > 0 ? flags[1] / (double)steps_done : 0.0;
+        /* Leave room for a few steps and the checkpoint itself. */
+        int near_limit =
+            o->wall_limit > 0 && flags[1] + 5.0 * per_step + 0.02 * o->wall_limit >= o->wall_limit;
+        if (flags[0] > 0 || near_limit) {
+            st = checkpoint(o, sim);
+            if (st == GF_OK) {
+                gf_log_info("%s at step %ld (t = %.6e s): checkpoint written to %s\n"
+                            "resume with: granflow <config> --restart %s",
+                            flags[0] > 0 ? "signal received" : "wall-time limit near", sim->step,
+                            sim->time, o->checkpoint, o->checkpoint);
+                *stop = 1;
+            }
+        }
+    }
+    gf_timer_stop(&sim->timers, GF_TIMER_OUTPUT);
+    return st;
+}
