@@ -121,6 +121,19 @@ static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf
         double mu = m->friction[p->material[i]][w->material[k]];
         GF_TRY(contacts_push(out, p, (int32_t)i, -1 - (int32_t)k, n, point, c, NULL, gap, mu));
     }
+    /* Obstacles: the same with the closest point of the solid and its outward normal. */
+    size_t nobs = w->nbox + w->ncyl;
+    for (size_t k = 0; k < nobs; ++k) {
+        int body = k < w->nbox ? GF_BOX_BASE + (int)k : GF_CYL_BASE + (int)(k - w->nbox);
+        double n[3];
+        double gap = gf_walls_obstacle_distance(w, body, c, n) - p->radius[i];
+        if (gap >= margin)
+            continue;
+        double s = p->radius[i] + 0.5 * gap;
+        double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
+        double mu = m->friction[p->material[i]][w->material[body]];
+        GF_TRY(contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, mu));
+    }
     return GF_OK;
 }
 

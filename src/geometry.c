@@ -32,6 +32,135 @@ double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]) {
            (x[2] - w->point[k][2]) * w->normal[k][2];
 }
 
+gf_status gf_walls_add_box(gf_walls *w, const double lo[3], const double hi[3], int material) {
+    if (w->nbox >= GF_MAX_OBSTACLES)
+        return GF_ERROR(GF_ERR_INPUT, "at most %d boxes are supported", GF_MAX_OBSTACLES);
+    for (int d = 0; d < 3; ++d)
+        if (!(hi[d] > lo[d]))
+            return GF_ERROR(GF_ERR_INPUT, "a box needs max > min on every axis");
+    size_t b = w->nbox++;
+    for (int d = 0; d < 3; ++d) {
+        w->box_lo[b][d] = lo[d];
+        w->box_hi[b][d] = hi[d];
+        w->velocity[GF_BOX_BASE + b][d] = 0.0;
+    }
+    w->material[GF_BOX_BASE + b] = material;
+    return GF_OK;
+}
+
+gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const double axis[3],
+                                double radius, double length, int material) {
+    if (w->ncyl >= GF_MAX_OBSTACLES)
+        return GF_ERROR(GF_ERR_INPUT, "at most %d cylinders are supported", GF_MAX_OBSTACLES);
+    double len = gf_norm(axis);
+    if (!(len > 0.0) || !(radius > 0.0) || !(length > 0.0))
+        return GF_ERROR(GF_ERR_INPUT,
+                        "a cylinder needs a non-zero axis and a positive radius and length");
+    size_t c = w->ncyl++;
+    for (int d = 0; d < 3; ++d) {
+        w->cyl_centre[c][d] = centre[d];
+        w->cyl_axis[c][d] = axis[d] / len;
+        w->velocity[GF_CYL_BASE + c][d] = 0.0;
+    }
+    w->cyl_radius[c] = radius;
+    w->cyl_half_length[c] = 0.5 * length;
+    w->material[GF_CYL_BASE + c] = material;
+    return GF_OK;
+}
+
+static double box_distance(const gf_walls *w, size_t b, const double x[3], double n[3]) {
+    const double *lo = w->box_lo[b], *hi = w->box_hi[b];
+    double q[3], out2 = 0.0;
+    int inside = 1;
+    for (int d = 0; d < 3; ++d) {
+        q[d] = x[d] < lo[d] ? lo[d] : (x[d] > hi[d] ? hi[d] : x[d]);
+        double e = x[d] - q[d];
+        out2 += e * e;
+        inside = inside && x[d] > lo[d] && x[d] < hi[d];
+    }
+    if (!inside && out2 > 0.0) {
+        double dist = sqrt(out2);
+        for (int d = 0; d < 3; ++d)
+            n[d] = (x[d] - q[d]) / dist;
+        return dist;
+    }
+    /* Inside (or on the surface): the nearest face. */
+    double best = INFINITY;
+    for (int d = 0; d < 3; ++d)
+        for (int side = 0; side < 2; ++side) {
+            double depth = side ? hi[d] - x[d] : x[d] - lo[d];
+            if (depth < best) {
+                best = depth;
+                n[0] = n[1] = n[2] = 0.0;
+                n[d] = side ? 1.0 : -1.0;
+            }
+        }
+    return -best;
+}
+
+static double cylinder_distance(const gf_walls *w, size_t c, const double x[3], double n[3]) {
+    const double *a = w->cyl_axis[c];
+    double rel[3] = {x[0] - w->cyl_centre[c][0], x[1] - w->cyl_centre[c][1],
+                     x[2] - w->cyl_centre[c][2]};
+    double h = gf_dot(rel, a);
+    double rad[3] = {rel[0] - h * a[0], rel[1] - h * a[1], rel[2] - h * a[2]};
+    double rho = gf_norm(rad), R = w->cyl_radius[c], L = w->cyl_half_length[c];
+    double u[3];
+    if (rho > 0.0) {
+        for (int d = 0; d < 3; ++d)
+            u[d] = rad[d] / rho;
+    } else {
+        gf_orthonormal(a, u); /* on the axis: any radial direction */
+    }
+    double dr = rho - R, dh = fabs(h) - L;
+    double sgn = h >= 0.0 ? 1.0 : -1.0;
+    if (dr <= 0.0 && dh <= 0.0) {
+        /* Inside: leave through the side or through the nearer cap. */
+        if (-dr < -dh) {
+            memcpy(n, u, sizeof u);
+            return dr;
+        }
+        for (int d = 0; d < 3; ++d)
+            n[d] = sgn * a[d];
+        return dh;
+    }
+    if (dh <= 0.0) { /* beside the mantle */
+        memcpy(n, u, sizeof u);
+        return dr;
+    }
+    if (dr <= 0.0) { /* above or below a cap */
+        for (int d = 0; d < 3; ++d)
+            n[d] = sgn * a[d];
+        return dh;
+    }
+    /* Beyond the rim. */
+    double dist = hypot(dr, dh);
+    for (int d = 0; d < 3; ++d)
+        n[d] = (dr * u[d] + dh * sgn * a[d]) / dist;
+    return dist;
+}
+
+double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3],
+                                  double normal[3]) {
+    if (body >= GF_CYL_BASE)
+        return cylinder_distance(w, (size_t)(body - GF_CYL_BASE), x, normal);
+    return box_distance(w, (size_t)(body - GF_BOX_BASE), x, normal);
+}
+
+int gf_walls_overlap(const gf_walls *w, const double x[3], double r) {
+    double n[3];
+    for (size_t k = 0; k < w->count; ++k)
+        if (gf_walls_distance(w, k, x) < r)
+            return 1;
+    for (size_t b = 0; b < w->nbox; ++b)
+        if (box_distance(w, b, x, n) < r)
+            return 1;
+    for (size_t c = 0; c < w->ncyl; ++c)
+        if (cylinder_distance(w, c, x, n) < r)
+            return 1;
+    return 0;
+}
+
 void gf_walls_advance(gf_walls *w, double dt) {
     for (size_t k = 0; k < w->count; ++k)
         for (int d = 0; d < 3; ++d)
@@ -65,10 +194,13 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
     }
     int box = 1, mat = 0;
     GF_TRY(gf_config_get_bool(db, "box_walls", 1, &box));
+    static const double ones[3] = {1.0, 1.0, 1.0};
+    double axes[3];
+    GF_TRY(gf_config_get_vec3(db, "wall_axes", ones, axes));
     GF_TRY(gf_materials_lookup(m, db, "wall_material", &mat));
     if (box) {
         for (int d = 0; d < 3; ++d) {
-            if (periodic[d])
+            if (periodic[d] || axes[d] == 0.0)
                 continue;
             double n[3] = {0.0, 0.0, 0.0};
             n[d] = 1.0;
@@ -87,6 +219,39 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         GF_TRY(gf_config_get_vec3(b, "velocity", zero, v));
         GF_TRY(gf_materials_lookup(m, b, "material", &wm));
         if (gf_walls_add(w, p, n, v, wm) != GF_OK) {
+            char where[512], msg[1024];
+            snprintf(msg, sizeof msg, "%s", gf_error_message());
+            return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),
+                            msg);
+        }
+    }
+    size_t nb = gf_config_section_count(db, "Box");
+    for (size_t k = 0; k < nb; ++k) {
+        gf_config_block *b = gf_config_section_nth(db, "Box", k);
+        double lo_b[3], hi_b[3];
+        int bm;
+        GF_TRY(gf_config_require_vec3(b, "min", lo_b));
+        GF_TRY(gf_config_require_vec3(b, "max", hi_b));
+        GF_TRY(gf_materials_lookup(m, b, "material", &bm));
+        if (gf_walls_add_box(w, lo_b, hi_b, bm) != GF_OK) {
+            char where[512], msg[1024];
+            snprintf(msg, sizeof msg, "%s", gf_error_message());
+            return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),
+                            msg);
+        }
+    }
+    size_t nc = gf_config_section_count(db, "Cylinder");
+    for (size_t k = 0; k < nc; ++k) {
+        gf_config_block *b = gf_config_section_nth(db, "Cylinder", k);
+        double c[3], a[3], radius, length;
+        static const double z[3] = {0.0, 0.0, 1.0};
+        int cm;
+        GF_TRY(gf_config_require_vec3(b, "centre", c));
+        GF_TRY(gf_config_get_vec3(b, "axis", z, a));
+        GF_TRY(gf_config_require_double(b, "radius", &radius));
+        GF_TRY(gf_config_require_double(b, "length", &length));
+        GF_TRY(gf_materials_lookup(m, b, "material", &cm));
+        if (gf_walls_add_cylinder(w, c, a, radius, length, cm) != GF_OK) {
             char where[512], msg[1024];
             snprintf(msg, sizeof msg, "%s", gf_error_message());
             return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),

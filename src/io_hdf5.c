@@ -562,7 +562,14 @@ gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const ch
         st = write_warmstart(&f, sim);
     if (st == GF_OK) {
         hid_t g = H5Gcreate2(f.file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        long long v[2] = {sim->next_id, sim->expected_particles};
+        /* Deletions not yet accounted globally are settled here. */
+        int64_t deleted = sim->deleted_local;
+        if (sim->par)
+            st = gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM);
+        long long v[2] = {sim->next_id, sim->expected_particles - deleted};
+        long long layers = sim->inflow.layers;
+        attr_write(&f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
+        attr_write(&f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
         attr_write(&f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
         attr_write(&f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
         int nw = (int)sim->walls.count;
@@ -698,6 +705,10 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     attr_read(&f, sg, "next_id", H5T_NATIVE_LLONG, 1, &next_id);
     attr_read(&f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &expected);
     attr_read(&f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
+    long long layers = 0;
+    double moved = 0.0;
+    attr_read(&f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
+    attr_read(&f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &moved);
     if (f.st == GF_OK && nw != (int)sim->walls.count)
         H5_FAIL(&f, "'%s' has %d walls, the configuration %zu", path, nw, sim->walls.count);
     if (nw > 0)
@@ -815,6 +826,9 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     sim->time = t;
     sim->next_id = next_id;
     sim->expected_particles = expected;
+    sim->deleted_local = 0;
+    sim->inflow.layers = (long)layers;
+    sim->inflow.moved = moved;
     sim->ghosts_ready = 0;
     return GF_OK;
 }
@@ -887,26 +901,26 @@ static gf_status add_snapshot(gf_output *o, const char *file, double t, long lon
     return GF_OK;
 }
 
-static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
-    int rank = sim->par ? sim->par->rank : 0;
-    gf_status st = GF_OK;
-    if (rank == 0) {
-        /* mkdir -p */
-        char buf[GF_IO_PATH];
-        snprintf(buf, sizeof buf, "%s", dir);
-        for (char *p = buf + 1; st == GF_OK; ++p) {
-            if (*p == '/' || *p == '\0') {
-                char c = *p;
-                *p = '\0';
-                if (mkdir(buf, 0775) != 0 && errno != EEXIST)
-                    st = GF_ERROR(GF_ERR_IO, "cannot create directory '%s': %s", buf,
-                                  strerror(errno));
-                *p = c;
-                if (c == '\0')
-                    break;
-            }
+gf_status gf_io_mkdirs(const char *dir) {
+    char buf[GF_IO_PATH];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1;; ++p) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+                return GF_ERROR(GF_ERR_IO, "cannot create directory '%s': %s", buf,
+                                strerror(errno));
+            *p = c;
+            if (c == '\0')
+                return GF_OK;
         }
     }
+}
+
+static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
+    int rank = sim->par ? sim->par->rank : 0;
+    gf_status st = rank == 0 ? gf_io_mkdirs(dir) : GF_OK;
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     return st;

@@ -123,6 +123,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
         gf_geometry_configure(&sim->walls, sim->lo, sim->hi, sim->periodic, root, &sim->materials));
     int dims[3];
     GF_TRY(read_decomposition(root, dims));
+    GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->walls, sim->lo, sim->hi));
+    GF_TRY(gf_outflow_configure(&sim->outflow, root));
 
     gf_config_block *tb = gf_config_section(root, "Time");
     if (!tb)
@@ -162,18 +164,21 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     sim->margin_tolerance = frac * lat.radius;
 
     /* Everything below is collective; the input checks above are the same on every rank. */
-    if (sim->par) {
+    if (sim->par && !sim->dry_run) {
         GF_TRY(gf_sim_decompose(sim, dims, sim->periodic, sim->lo, sim->hi));
         GF_TRY(gf_decomp_check_range(&sim->xch.decomp, 2.0 * lat.radius + sim->margin_tolerance));
     }
+    sim->lattice = lat;
     if (!generate)
         return GF_OK;
     /* Lattice ids are lattice indices: independent of the rank count. */
     lat.first_id = sim->next_id;
     sim->next_id += gf_lattice_size(&lat);
-    sim->expected_particles += gf_lattice_size(&lat);
-    GF_TRY(gf_lattice_generate(&lat, &sim->materials, sim->distributed ? &sim->xch.decomp : NULL,
-                               &sim->particles));
+    int64_t skipped = 0;
+    GF_TRY(gf_lattice_generate(&lat, &sim->materials, &sim->walls,
+                               sim->distributed ? &sim->xch.decomp : NULL, &sim->particles,
+                               &skipped));
+    sim->expected_particles += gf_lattice_size(&lat) - skipped;
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
         return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",
@@ -327,6 +332,16 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_timer_stop(tm, GF_TIMER_INTEGRATE);
     GF_TRY(st);
 
+    /* Outflow and inflow change the particle set before it is redistributed. */
+    gf_particles_clear_ghosts(&sim->particles);
+    gf_outflow_apply(&sim->outflow, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
+    int64_t created = 0;
+    GF_TRY(gf_inflow_advance(&sim->inflow, &sim->walls, sim->dt,
+                             sim->distributed ? &sim->xch.decomp : NULL, &sim->materials,
+                             &sim->particles, &sim->next_id, &created));
+    sim->expected_particles += created;
+    sim->created_inflow += created;
+
     gf_timer_start(tm, GF_TIMER_COMM);
     st = exchange(sim);
     gf_timer_stop(tm, GF_TIMER_COMM);
@@ -369,9 +384,12 @@ static gf_status remember_ids(gf_sim *sim) {
 }
 
 gf_status gf_sim_check_particles(gf_sim *sim) {
-    int64_t n = (int64_t)sim->particles.n_local;
+    int64_t c[2] = {(int64_t)sim->particles.n_local, sim->deleted_local};
     if (sim->par)
-        GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_i64(sim->par, c, 2, GF_PAR_SUM));
+    int64_t n = c[0];
+    sim->expected_particles -= c[1];
+    sim->deleted_local = 0;
     sim->global_particles = n;
     if (n == sim->expected_particles)
         return remember_ids(sim);
@@ -560,4 +578,95 @@ void gf_sim_print_summary(gf_sim *sim) {
         gf_log_info("  mean contacts per step: %.1f, mean solver sweeps per step: %.1f",
                     (double)counts[1] / (double)run, (double)sim->total_iterations / (double)run);
     }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Dry run                                                                                    */
+
+gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
+    sim->dry_run = 1;
+    GF_TRY(gf_sim_configure(sim, cfg, 0));
+    int dims[3];
+    GF_TRY(read_decomposition(gf_config_root(cfg), dims));
+    if (dims[0] <= 0) {
+        double extent[3] = {sim->hi[0] - sim->lo[0], sim->hi[1] - sim->lo[1],
+                            sim->hi[2] - sim->lo[2]};
+        GF_TRY(gf_decomp_choose_dims(nranks, extent, dims));
+    }
+    if (dims[0] * dims[1] * dims[2] != nranks)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "Domain.processes %d x %d x %d needs %d ranks, not the %d of --ranks",
+                        dims[0], dims[1], dims[2], dims[0] * dims[1] * dims[2], nranks);
+    gf_decomp d;
+    const int coords[3] = {0, 0, 0};
+    gf_decomp_setup(&d, dims, sim->periodic, coords, sim->lo, sim->hi);
+    d.rank_of = gf_malloc((size_t)nranks, sizeof *d.rank_of);
+    int64_t *counts = gf_calloc((size_t)nranks, sizeof *counts);
+    int64_t *layer = gf_calloc((size_t)nranks, sizeof *layer);
+    if (!d.rank_of || !counts || !layer) {
+        free(d.rank_of);
+        free(counts);
+        free(layer);
+        return gf_error_status();
+    }
+    for (int r = 0; r < nranks; ++r)
+        d.rank_of[r] = r;
+    double r = sim->lattice.enabled ? sim->lattice.radius : sim->inflow.radius;
+    double range = 2.0 * r + sim->margin_tolerance;
+    /* Fast particles widen the range: assume the fastest moves at the inflow speed plus spread. */
+    double vmax = sim->inflow.enabled
+                      ? sim->inflow.speed + 2 * hypot(sim->inflow.spread[1], sim->inflow.spread[2])
+                      : 1.0;
+    range += 2.0 * vmax * sim->dt;
+    gf_status st = gf_decomp_check_range(&d, range);
+    if (st == GF_OK) {
+        gf_lattice_count_owners(&sim->lattice, &sim->walls, &d, counts);
+        gf_inflow_count_owners(&sim->inflow, &sim->walls, &d, layer);
+        int64_t total = 0, ltotal = 0, cmax = 0, lmax = 0;
+        int lranks = 0;
+        for (int k = 0; k < nranks; ++k) {
+            total += counts[k];
+            ltotal += layer[k];
+            cmax = counts[k] > cmax ? counts[k] : cmax;
+            lmax = layer[k] > lmax ? layer[k] : lmax;
+            lranks += layer[k] > 0;
+        }
+        double w[3], vsub = 1.0, vghost = 1.0;
+        for (int a = 0; a < 3; ++a) {
+            w[a] = (sim->hi[a] - sim->lo[a]) / dims[a];
+            vsub *= w[a];
+            vghost *= w[a] + ((dims[a] > 1 || sim->periodic[a]) ? 2.0 * range : 0.0);
+        }
+        double ghost_factor = vghost / vsub - 1.0;
+        /* A dense random packing (volume fraction 0.64) is the most a subdomain can hold. */
+        double vsphere = 4.0 / 3.0 * M_PI * r * r * r;
+        double dense = 0.64 * vsub / vsphere;
+        /* Bytes: particle state and solver/exchange workspace per particle; contact record,
+         * Delassus block and warm start per contact, at 3 contacts per particle. */
+        const double per_particle = 230.0, per_contact = 300.0, contacts_pp = 3.0;
+        double mem_dense =
+            dense * (1.0 + ghost_factor) * (per_particle + contacts_pp * per_contact);
+        double mem_init =
+            (double)cmax * (1.0 + ghost_factor) * (per_particle + contacts_pp * per_contact);
+        gf_log_info("dry run for %d ranks: decomposition %d x %d x %d, subdomains %.4g x %.4g x "
+                    "%.4g m, interaction range %.4g m: ok",
+                    nranks, dims[0], dims[1], dims[2], w[0], w[1], w[2], range);
+        gf_log_info("  initial lattice: %lld particles, at most %lld on one rank (average %.1f)",
+                    (long long)total, (long long)cmax, (double)total / nranks);
+        if (sim->inflow.enabled)
+            gf_log_info("  first inflow layer: %lld particles on %d ranks (at most %lld on one); "
+                        "one layer every %.4g s: %.4g particles/s enter",
+                        (long long)ltotal, lranks, (long long)lmax,
+                        sim->inflow.reset_distance / sim->inflow.speed,
+                        (double)sim->inflow.per_layer * sim->inflow.speed /
+                            sim->inflow.reset_distance);
+        gf_log_info("  ghosts add %.0f%% to a subdomain's particles", 100.0 * ghost_factor);
+        gf_log_info("  memory per rank: %.3g MiB for the initial state, at most %.3g MiB for a "
+                    "dense packing (%.0f particles)",
+                    mem_init / 1048576.0, mem_dense / 1048576.0, dense);
+    }
+    free(d.rank_of);
+    free(counts);
+    free(layer);
+    return st;
 }

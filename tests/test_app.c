@@ -190,15 +190,44 @@ static void test_output_and_restart(void **state) {
     free(out);
 }
 
+/* The channel: the full setup checked for 640 ranks without a cluster, the demo with statistics. */
+static void test_channel(void **state) {
+    (void)state;
+    char args[2048];
+    snprintf(args, sizeof args, "%s/configs/channel.cfg --dry-run --ranks 640", GF_SOURCE_DIR);
+    expect(args, 1, "decomposition 16 x 10 x 4", "memory per rank");
+    expect(args, 1, "first inflow layer: 1300 particles", "2.766e+06 particles/s");
+    snprintf(args, sizeof args, "%s/configs/channel.cfg --dry-run --ranks 64", GF_SOURCE_DIR);
+    expect(args, 0, "needs 640 ranks", NULL);
+    snprintf(args, sizeof args,
+             "%s/configs/channel-demo.cfg -Time.steps=300 -Output.directory=%s/ch "
+             "-Output.snapshot_every=100 -Statistics.every=50 -Output.checkpoint_every=0",
+             GF_SOURCE_DIR, tmpdir);
+    expect(args, 1, "avg. contacts per particle", "inflow rate (particles/s)");
+    char path[512];
+    snprintf(path, sizeof path, "%s/ch/stats.csv", tmpdir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int rows = 0;
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, "solid_fraction"));
+    while (fgets(line, sizeof line, f))
+        rows++;
+    fclose(f);
+    assert_int_equal(rows, 6);
+    snprintf(path, sizeof path, "%s/ch/channel_000000300.h5", tmpdir);
+    assert_true(access(path, R_OK) == 0);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/gf_test_app_XXXXXX");
     if (!mkdtemp(tmpdir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_demo_runs),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_parallel),
-        cmocka_unit_test(test_output_and_restart),
+        cmocka_unit_test(test_demo_runs), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel),  cmocka_unit_test(test_output_and_restart),
+        cmocka_unit_test(test_channel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -10,9 +10,10 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(gf_jobs)"
 
 echo
-echo "Running the demo (configs/demo.cfg) on 2 MPI ranks..."
-mkdir -p output/demo
-mpirun -n 2 --oversubscribe build/granflow configs/demo.cfg | tee output/demo/log.txt
+echo "Running the channel-flow demo (configs/channel-demo.cfg) on 2 MPI ranks..."
+mkdir -p output/channel-demo
+mpirun -n 2 --oversubscribe build/granflow configs/channel-demo.cfg | tee output/channel-demo/log.txt
 echo
-echo "Done. The run log is in output/demo/log.txt; the program is build/granflow."
+echo "Done. Output in output/channel-demo/: snapshots channel_*.h5, channel.xmf (open it in"
+echo "ParaView), statistics stats.csv, checkpoint channel.ckpt.h5, log log.txt."
 echo "Try: mpirun -n 4 --oversubscribe build/granflow configs/demo.cfg -Solver.model=coulomb"

@@ -1,6 +1,11 @@
-/* Static and kinematic geometry that particles collide with. Walls are half-spaces: particles
- * live on the side the normal points to. A wall may move with a prescribed velocity (inflow
- * pistons); its mass is infinite. */
+/* Static and kinematic geometry that particles collide with, all of infinite mass: walls
+ * (half-spaces; particles live on the side the normal points to; a wall may move with a
+ * prescribed velocity, like the inflow piston), and solid obstacles: boxes and finite cylinders
+ * with their caps.
+ *
+ * In a contact, body -1 - k is geometry body k: walls are k = 0 .. count - 1, box b is
+ * GF_BOX_BASE + b and cylinder c is GF_CYL_BASE + c, so velocity[] and material[] are indexed
+ * alike for every kind. */
 #ifndef GRANFLOW_GEOMETRY_H
 #define GRANFLOW_GEOMETRY_H
 
@@ -11,13 +16,22 @@
 #include "granflow/material.h"
 
 #define GF_MAX_WALLS 64
+#define GF_MAX_OBSTACLES 64
+#define GF_BOX_BASE GF_MAX_WALLS
+#define GF_CYL_BASE (GF_MAX_WALLS + GF_MAX_OBSTACLES)
+#define GF_MAX_BODIES (GF_MAX_WALLS + 2 * GF_MAX_OBSTACLES)
 
 typedef struct {
-    size_t count;
+    size_t count; /* walls */
     double point[GF_MAX_WALLS][3];
     double normal[GF_MAX_WALLS][3]; /* unit, pointing into the particle side */
-    double velocity[GF_MAX_WALLS][3];
-    int material[GF_MAX_WALLS];
+    size_t nbox;
+    double box_lo[GF_MAX_OBSTACLES][3], box_hi[GF_MAX_OBSTACLES][3];
+    size_t ncyl;
+    double cyl_centre[GF_MAX_OBSTACLES][3], cyl_axis[GF_MAX_OBSTACLES][3]; /* axis: unit */
+    double cyl_radius[GF_MAX_OBSTACLES], cyl_half_length[GF_MAX_OBSTACLES];
+    double velocity[GF_MAX_BODIES][3]; /* zero for obstacles */
+    int material[GF_MAX_BODIES];
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
@@ -27,6 +41,16 @@ gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3
 double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]);
 /* Moves kinematic walls by dt. */
 void gf_walls_advance(gf_walls *w, double dt);
+
+gf_status gf_walls_add_box(gf_walls *w, const double lo[3], const double hi[3], int material);
+gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const double axis[3],
+                                double radius, double length, int material);
+
+/* Closest point of the solid obstacle `body` (box or cylinder index as in contacts) to x: the
+ * signed distance (negative inside) and the outward unit normal there. */
+double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3], double normal[3]);
+/* Whether a sphere at x of radius r would overlap any wall or obstacle. */
+int gf_walls_overlap(const gf_walls *w, const double x[3], double r);
 
 /*  Domain {
  *      min < 0, 0, 0 >;  max < 1, 1, 1 >;

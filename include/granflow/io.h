@@ -53,6 +53,9 @@ gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const ch
  * read in slabs and sent to their owners. Corrupt, truncated or foreign files are errors. */
 gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path);
 
+/* mkdir -p for one process (no MPI). */
+gf_status gf_io_mkdirs(const char *dir);
+
 /* Rank 0: the XDMF temporal collection of all snapshots written so far. */
 gf_status gf_io_write_xdmf(const gf_output *o);
 

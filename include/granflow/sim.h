@@ -14,6 +14,7 @@
 #include "granflow/material.h"
 #include "granflow/par.h"
 #include "granflow/particles.h"
+#include "granflow/scenario.h"
 #include "granflow/solver.h"
 #include "granflow/timer.h"
 #include "granflow/warmstart.h"
@@ -28,6 +29,13 @@ typedef struct {
     gf_solver_params solver_params;
     gf_solver solver;
     gf_warmstart warm;
+    gf_inflow inflow;
+    gf_lattice lattice; /* the initial lattice as configured */
+    int dry_run;        /* configure only: no decomposition, no particles */
+    gf_outflow outflow;
+    int64_t deleted_local;     /* deleted here since the last accounting check */
+    double deleted_mass_local; /* mass deleted here, for the outflow rate (never reset) */
+    int64_t created_inflow;    /* particles the inflow created in this run (global) */
     /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
     int distributed;
     gf_exchange xch;
@@ -82,6 +90,11 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate);
 
 /* One time step. */
 gf_status gf_sim_step(gf_sim *sim);
+/* Prints what a run on `nranks` ranks would look like without running it: the decomposition,
+ * its check against the interaction range, the particles of the initial lattice and of the
+ * first inflow layer per rank, and a memory estimate per rank. Needs no MPI job of that size. */
+gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks);
+
 /* Called after every step (output, checkpoints); setting *stop ends the run early. */
 typedef gf_status (*gf_sim_observer)(void *ctx, gf_sim *sim, int *stop);
 

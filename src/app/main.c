@@ -11,6 +11,7 @@
 #include "granflow/log.h"
 #include "granflow/par.h"
 #include "granflow/sim.h"
+#include "granflow/stats.h"
 #include "granflow/version.h"
 
 static void usage(void) {
@@ -24,6 +25,8 @@ static void usage(void) {
         "options:\n"
         "  --check      read and validate the configuration, print it, and stop\n"
         "  --restart F  continue from the checkpoint F (same configuration; any rank count)\n"
+        "  --dry-run    check the setup for --ranks N processes without running (memory estimate)\n"
+        "  --ranks N    the rank count of a dry run (default: this job's)\n"
         "  --help       this text\n"
         "  --version    version and build information");
 }
@@ -31,6 +34,8 @@ static void usage(void) {
 typedef struct {
     const char *config_path;
     const char *restart;
+    int dry_run;
+    int dry_ranks;
     int check_only;
     int help;
     int version;
@@ -49,7 +54,13 @@ static gf_status parse_args(int argc, char **argv, options *o) {
             o->version = 1;
         else if (strcmp(a, "--check") == 0)
             o->check_only = 1;
-        else if (strcmp(a, "--restart") == 0) {
+        else if (strcmp(a, "--dry-run") == 0)
+            o->dry_run = 1;
+        else if (strcmp(a, "--ranks") == 0) {
+            if (i + 1 >= argc || atoi(argv[i + 1]) < 1)
+                return GF_ERROR(GF_ERR_INPUT, "--ranks needs a positive number");
+            o->dry_ranks = atoi(argv[++i]);
+        } else if (strcmp(a, "--restart") == 0) {
             if (i + 1 >= argc)
                 return GF_ERROR(GF_ERR_INPUT, "--restart needs a checkpoint file");
             o->restart = argv[++i];
@@ -107,8 +118,15 @@ static int report(const gf_par *par, gf_status st) {
     return 1;
 }
 
+typedef struct {
+    gf_output *out;
+    gf_stats *stats;
+} observers;
+
 static gf_status observe(void *ctx, gf_sim *sim, int *stop) {
-    return gf_output_observe(ctx, sim, stop);
+    observers *obs = ctx;
+    GF_TRY(gf_stats_observe(obs->stats, sim, 0));
+    return gf_output_observe(obs->out, sim, stop);
 }
 
 int main(int argc, char **argv) {
@@ -137,14 +155,36 @@ int main(int argc, char **argv) {
     gf_config *cfg = NULL;
     gf_sim sim;
     gf_output out;
+    gf_stats stats;
     memset(&out, 0, sizeof out);
+    memset(&stats, 0, sizeof stats);
     int failed = report(&par, load_config(&par, &o, &cfg));
     if (!failed)
         failed = report(&par, gf_sim_init(&sim, &par));
+    if (!failed && o.dry_run) {
+        st = GF_OK;
+        if (par.rank == 0) {
+            st = gf_sim_dry_run(&sim, cfg, o.dry_ranks ? o.dry_ranks : par.size);
+            if (st == GF_OK)
+                st = gf_output_configure(&out, gf_config_root(cfg));
+            if (st == GF_OK)
+                st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
+            if (st == GF_OK)
+                st = gf_config_check_unused(cfg);
+        }
+        failed = report(&par, st);
+        gf_output_free(&out);
+        gf_sim_free(&sim);
+        gf_config_destroy(cfg);
+        gf_par_finalize();
+        return failed;
+    }
     if (!failed) {
         st = gf_sim_configure(&sim, cfg, o.restart == NULL);
         if (st == GF_OK)
             st = gf_output_configure(&out, gf_config_root(cfg));
+        if (st == GF_OK)
+            st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
         if (st == GF_OK)
             st = gf_config_check_unused(cfg);
         char *eff = NULL;
@@ -176,9 +216,14 @@ int main(int argc, char **argv) {
             gf_output_install_signal_handlers();
             out.start = gf_wtime();
             out.last_check_step = sim.step;
-            failed = report(&par, gf_sim_run(&sim, observe, &out));
-            if (!failed)
+            observers obs = {&out, &stats};
+            stats.last_time = stats.first_time = sim.time;
+            stats.first_created = sim.created_inflow;
+            failed = report(&par, gf_sim_run(&sim, observe, &obs));
+            if (!failed) {
                 gf_sim_print_summary(&sim);
+                gf_stats_finish(&stats, &sim);
+            }
         }
         gf_sim_free(&sim);
     }

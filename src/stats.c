@@ -1,0 +1,140 @@
+#include "granflow/stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "granflow/io.h"
+#include "granflow/log.h"
+
+gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim) {
+    memset(st, 0, sizeof *st);
+    gf_config_block *b = gf_config_section(root, "Statistics");
+    if (!b)
+        return gf_error_status();
+    GF_TRY(gf_config_get_long(b, "every", 0, &st->every));
+    GF_TRY(gf_config_check_range(b, "every", (double)st->every, 0, 1e15));
+    GF_TRY(gf_config_get_vec3(b, "region_min", sim->lo, st->region_lo));
+    GF_TRY(gf_config_get_vec3(b, "region_max", sim->hi, st->region_hi));
+    for (int d = 0; d < 3; ++d)
+        if (!(st->region_hi[d] > st->region_lo[d])) {
+            char where[512];
+            return GF_ERROR(GF_ERR_INPUT, "%s: Statistics.region_max must exceed region_min",
+                            gf_config_block_where(b, where, sizeof where));
+        }
+    char dir[900];
+    gf_config_block *ob = gf_config_section(root, "Output");
+    GF_TRY(gf_config_get_string(ob, "directory", "output", dir, sizeof dir));
+    char def[1024];
+    snprintf(def, sizeof def, "%s/stats.csv", dir);
+    GF_TRY(gf_config_get_string(b, "file", def, st->file, sizeof st->file));
+    st->last_time = st->first_time = sim->time;
+    st->first_created = sim->created_inflow;
+    return GF_OK;
+}
+
+gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
+    if (!force && (st->every <= 0 || sim->step % st->every != 0))
+        return GF_OK;
+    const gf_particles *p = &sim->particles;
+    const gf_contacts *c = &sim->contacts;
+    /* Sums: particles, volume in region, contacts, kinetic energy, deleted mass. */
+    double sum[5] = {(double)p->n_local, 0.0, (double)c->count, gf_particles_kinetic_energy(p),
+                     sim->deleted_mass_local};
+    for (size_t i = 0; i < p->n_local; ++i) {
+        int in = 1;
+        for (int d = 0; d < 3; ++d)
+            in = in && p->x[d][i] >= st->region_lo[d] && p->x[d][i] < st->region_hi[d];
+        if (in)
+            sum[1] += 4.0 / 3.0 * M_PI * p->radius[i] * p->radius[i] * p->radius[i];
+    }
+    /* Maxima: penetration (m) and relative to the smaller radius of the pair. */
+    double mx[2] = {0.0, 0.0};
+    for (size_t j = 0; j < c->count; ++j) {
+        double pen = -c->gap[j];
+        if (pen <= 0.0)
+            continue;
+        double r = p->radius[c->i1[j]];
+        mx[0] = fmax(mx[0], pen);
+        mx[1] = fmax(mx[1], pen / r);
+    }
+    if (sim->par) {
+        GF_TRY(gf_par_allreduce_double(sim->par, sum, 5, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
+    }
+    double vol = 1.0;
+    for (int d = 0; d < 3; ++d)
+        vol *= st->region_hi[d] - st->region_lo[d];
+    double n = sum[0], fraction = sum[1] / vol, cpp = n > 0 ? 2.0 * sum[2] / n : 0.0;
+    double dt = sim->time - st->last_time;
+    double rate = dt > 0 ? (sum[4] - st->last_mass) / dt : 0.0;
+    st->last_time = sim->time;
+    st->last_mass = sum[4];
+    st->samples++;
+    st->sum_particles += n;
+    st->sum_fraction += fraction;
+    st->sum_contacts += sum[2];
+    st->sum_cpp += cpp;
+    st->sum_energy += sum[3];
+    st->sum_rate += rate;
+    st->max_penetration = fmax(st->max_penetration, mx[0]);
+    st->max_penetration_rel = fmax(st->max_penetration_rel, mx[1]);
+    int root = !sim->par || sim->par->rank == 0;
+    gf_status status = GF_OK;
+    if (root) {
+        if (!st->csv) {
+            char dir[1024];
+            snprintf(dir, sizeof dir, "%s", st->file);
+            char *slash = strrchr(dir, '/');
+            if (slash && slash != dir) {
+                *slash = '\0';
+                status = gf_io_mkdirs(dir);
+            }
+            st->csv = status == GF_OK ? fopen(st->file, "w") : NULL;
+            if (!st->csv && status == GF_OK)
+                status = GF_ERROR(GF_ERR_IO, "cannot write statistics to '%s': %s", st->file,
+                                  strerror(errno));
+            else
+                fprintf(st->csv, "step,time,particles,contacts,contacts_per_particle,"
+                                 "solid_fraction,max_penetration,max_penetration_rel,"
+                                 "kinetic_energy,outflow_mass_rate,inflow_particles\n");
+        }
+        if (st->csv) {
+            fprintf(st->csv, "%ld,%.9g,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld\n", sim->step,
+                    sim->time, n, sum[2], cpp, fraction, mx[0], mx[1], sum[3], rate,
+                    (long long)(sim->created_inflow - st->first_created));
+            fflush(st->csv);
+        }
+    }
+    if (sim->par)
+        status = gf_par_agree(sim->par, status, NULL);
+    return status;
+}
+
+void gf_stats_finish(gf_stats *st, const gf_sim *sim) {
+    int root = !sim->par || sim->par->rank == 0;
+    if (root && st->samples > 0) {
+        double k = (double)st->samples, span = sim->time - st->first_time;
+        double r = 0.0;
+        for (size_t i = 0; i < sim->particles.n_local && r == 0.0; ++i)
+            r = sim->particles.radius[i];
+        gf_log_info("\nstatistics over %ld samples (every %ld steps), written to %s", st->samples,
+                    st->every, st->file);
+        gf_log_info("  %-40s %14.1f", "avg. number of particles", st->sum_particles / k);
+        gf_log_info("  %-40s %13.2f%%", "solid volume fraction (region)",
+                    100 * st->sum_fraction / k);
+        gf_log_info("  %-40s %14.1f", "avg. number of contacts", st->sum_contacts / k);
+        gf_log_info("  %-40s %14.4f", "avg. contacts per particle (2C/N)", st->sum_cpp / k);
+        gf_log_info("  %-40s %14.4g", "max. penetration (m)", st->max_penetration);
+        gf_log_info("  %-40s %13.2f%%", "max. penetration (% of radius)",
+                    100 * st->max_penetration_rel);
+        gf_log_info("  %-40s %14.4g", "avg. kinetic energy (J)", st->sum_energy / k);
+        gf_log_info("  %-40s %14.4g", "avg. outflow mass rate (kg/s)", st->sum_rate / k);
+        if (span > 0 && sim->inflow.enabled)
+            gf_log_info("  %-40s %14.4g", "inflow rate (particles/s)",
+                        (double)(sim->created_inflow - st->first_created) / span);
+    }
+    if (st->csv)
+        fclose(st->csv);
+    st->csv = NULL;
+}
