@@ -414,6 +414,9 @@ static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t
         i32[i] = rank;
     dset_write(f, g, "owner_rank", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "rank that owned the particle when the file was written");
+    for (size_t i = 0; i < n; ++i)
+        buf[i] = p->inv_mass[order[i]] > 0.0 ? 1.0 / p->inv_mass[order[i]] : 0.0;
+    dset_write(f, g, "mass", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "kg", "mass (0: infinite)");
     if (full) {
         for (size_t i = 0; i < n; ++i)
             buf[i] = p->inv_mass[order[i]];

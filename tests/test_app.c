@@ -3,35 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
 
-/* Runs a shell command, returns its exit status and (in *out, malloc'd) its combined output. */
-static int run(const char *cmd, char **out) {
-    char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *f = popen(full, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(f);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void expect(const char *args, int want_ok, const char *frag1, const char *frag2) {
     char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd, "%s %s", GRANFLOW_EXE, args);
-    int rc = run(cmd, &out);
+    int rc = gf_test_run(cmd, &out);
     if ((rc == 0) != want_ok)
         fail_msg("'%s' exited with %d:\n%s", cmd, rc, out);
     if ((frag1 && !strstr(out, frag1)) || (frag2 && !strstr(out, frag2)))
@@ -107,14 +86,14 @@ static void test_parallel(void **state) {
              GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
     /* Run through the shell directly: expect() prefixes the granflow executable. */
     char *out = NULL;
-    int rc = run(args, &out);
+    int rc = gf_test_run(args, &out);
     if (rc != 0 || !strstr(out, "on 2 rank(s)") || !strstr(out, "particles 1024"))
         fail_msg("parallel demo failed (%d):\n%s", rc, out);
     free(out);
     snprintf(args, sizeof args,
              "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Domain.processes='<3,1,1>'",
              GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
-    rc = run(args, &out);
+    rc = gf_test_run(args, &out);
     if (rc == 0 || !strstr(out, "needs 3 processes, but the job has 2"))
         fail_msg("wrong process count accepted (%d):\n%s", rc, out);
     free(out);
@@ -123,7 +102,7 @@ static void test_parallel(void **state) {
              "-Domain.max='<0.1,0.01,0.2>' -Lattice.count='<8,1,16>' "
              "-Lattice.origin='<0.01,0.005,0.02>'",
              GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR);
-    rc = run(args, &out);
+    rc = gf_test_run(args, &out);
     if (rc == 0 || !strstr(out, "use fewer processes along y"))
         fail_msg("too thin subdomains accepted (%d):\n%s", rc, out);
     free(out);
@@ -137,7 +116,7 @@ static void test_output_and_restart(void **state) {
              "%s %s/configs/demo.cfg -Time.steps=60 -Output.progress_every=0 "
              "-Output.directory=%s/out -Output.snapshot_every=20",
              GRANFLOW_EXE, GF_SOURCE_DIR, tmpdir);
-    int rc = run(args, &out);
+    int rc = gf_test_run(args, &out);
     if (rc != 0)
         fail_msg("snapshot run failed:\n%s", out);
     free(out);
@@ -166,7 +145,7 @@ static void test_output_and_restart(void **state) {
              "%s %s/configs/demo.cfg -Time.steps=1000000 -Output.progress_every=0 "
              "-Output.checkpoint=%s/out/sig.ckpt.h5 & pid=$!; sleep 2; kill -USR1 $pid; wait $pid",
              GRANFLOW_EXE, GF_SOURCE_DIR, tmpdir);
-    rc = run(args, &out);
+    rc = gf_test_run(args, &out);
     if (rc != 0 || !strstr(out, "signal received") || !strstr(out, "--restart"))
         fail_msg("no checkpoint on SIGUSR1 (%d):\n%s", rc, out);
     free(out);
@@ -177,14 +156,14 @@ static void test_output_and_restart(void **state) {
              "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Output.progress_every=0 "
              "--restart %s -Time.steps=0",
              GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR, path);
-    rc = run(args, &out);
+    rc = gf_test_run(args, &out);
     /* steps 0 < the checkpoint's step: nothing to do, but the restart itself must work. */
     if (rc != 0 || !strstr(out, "restarted from"))
         fail_msg("restart failed (%d):\n%s", rc, out);
     free(out);
     snprintf(args, sizeof args, "%s %s/configs/demo.cfg --restart %s/configs/demo.cfg",
              GRANFLOW_EXE, GF_SOURCE_DIR, GF_SOURCE_DIR);
-    rc = run(args, &out);
+    rc = gf_test_run(args, &out);
     if (rc == 0 || !strstr(out, "cannot open"))
         fail_msg("a text file accepted as checkpoint (%d):\n%s", rc, out);
     free(out);

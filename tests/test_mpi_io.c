@@ -395,23 +395,12 @@ static void test_bad_checkpoints(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/gf_test_io_XXXXXX");
-    if (P.rank == 0 && !mkdtemp(dir))
-        return -1;
-    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return 0;
+    return gf_test_mpi_tmpdir(dir, sizeof dir, "io");
 }
 
 static int teardown(void **state) {
     (void)state;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (P.rank == 0) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd) != 0)
-            return -1;
-    }
-    return 0;
+    return gf_test_mpi_rmdir(dir);
 }
 
 static const struct CMUnitTest tests[] = {

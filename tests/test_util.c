@@ -1,5 +1,10 @@
 #include "test_util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
 double gf_test_uniform(uint64_t *state, double lo, double hi) {
     /* xorshift64*: good enough for test inputs, and the same everywhere. */
     uint64_t x = *state;
@@ -11,7 +16,24 @@ double gf_test_uniform(uint64_t *state, double lo, double hi) {
     return lo + (hi - lo) * u;
 }
 
-#include <stdlib.h>
+int gf_test_run(const char *cmd, char **out) {
+    char full[8192];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *f = popen(full, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int status = pclose(f);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 #include "granflow/log.h"
 
@@ -29,4 +51,21 @@ int gf_test_mpi_run(int *argc, char ***argv, const char *name, const struct CMUn
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     gf_par_finalize();
     return any ? 1 : 0;
+}
+
+int gf_test_mpi_tmpdir(char *dir, size_t size, const char *tag) {
+    snprintf(dir, size, "/tmp/gf_test_%s_XXXXXX", tag);
+    int ok = gf_test_par.rank != 0 || mkdtemp(dir) != NULL;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(dir, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return ok ? 0 : -1;
+}
+
+int gf_test_mpi_rmdir(const char *dir) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (gf_test_par.rank != 0)
+        return 0;
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }

@@ -29,12 +29,19 @@
 /* A reproducible uniform number in [lo, hi) from a 64-bit state. */
 double gf_test_uniform(uint64_t *state, double lo, double hi);
 
+/* Runs a shell command; returns its exit status and (in *out, malloc'd) stdout and stderr. */
+int gf_test_run(const char *cmd, char **out);
+
 /* MPI tests: the communicator of the test job (set by gf_test_mpi_run). */
 #include "granflow/par.h"
 extern gf_par gf_test_par;
 /* Starts MPI, runs the cmocka tests on every rank (quietly on all but rank 0), finalises. */
 int gf_test_mpi_run(int *argc, char ***argv, const char *name, const struct CMUnitTest *tests,
                     size_t ntests);
+/* Collective: a fresh directory made by rank 0, its name on every rank; and its removal after a
+ * barrier. Return 0 on success. */
+int gf_test_mpi_tmpdir(char *dir, size_t size, const char *tag);
+int gf_test_mpi_rmdir(const char *dir);
 #define GF_TEST_MPI_MAIN(tests)                                                                    \
     int main(int argc, char **argv) {                                                              \
         return gf_test_mpi_run(&argc, &argv, __FILE__, tests, sizeof tests / sizeof tests[0]);     \

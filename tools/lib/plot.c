@@ -120,6 +120,8 @@ static double tick_step(double span, int target) {
 }
 
 static void format_tick(double v, double step, char *buf, size_t size) {
+    if (fabs(v) < 1e-9 * step)
+        v = 0.0; /* a tick reached by adding steps lands on -1e-17, not on "-0" */
     if (v == 0 || (fabs(v) >= 1e-3 && fabs(v) < 1e5)) {
         int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
         snprintf(buf, size, "%.*f", dec > 6 ? 6 : dec, v);
@@ -237,32 +239,39 @@ int gf_plot_lines(const char *path, int w, int h, const char *title, const char 
     return rc;
 }
 
+void gf_plot_heatmap_size(int nx, double width, double height, int *mw, int *mh) {
+    *mw = nx >= 600 ? nx : nx * ((600 + nx - 1) / nx);
+    double aspect = width > 0 && height > 0 ? height / width : 1.0;
+    long long want = llround(*mw * aspect);
+    *mh = want < 60 ? 60 : (want > 1200 ? 1200 : (int)want);
+}
+
 int gf_plot_heatmap(const char *path, const char *title, const char *xlabel, const char *ylabel,
                     const char *barlabel, const double *v, int nx, int ny, double x0, double x1,
                     double y0, double y1, double vmin, double vmax) {
-    /* Pixels per cell so the map is at least ~600 wide, aspect kept. */
-    int cell = nx >= 600 ? 1 : (600 + nx - 1) / nx;
-    if (cell * ny > 1200)
-        cell = 1200 / ny > 0 ? 1200 / ny : 1;
-    int mw = nx * cell, mh = ny * cell;
-    int L = 80, T = 40, w = L + mw + 130, h = T + mh + 60;
+    int mw, mh;
+    gf_plot_heatmap_size(nx, x1 - x0, y1 - y0, &mw, &mh);
+    int L = GF_HEATMAP_LEFT, T = GF_HEATMAP_TOP, w = L + mw + 130, h = T + mh + 60;
     gf_canvas c;
     if (gf_canvas_init(&c, w, h))
         return -1;
     gf_canvas_text(&c, L, 12, title, 2, BLACK);
     if (!(vmax > vmin))
         vmax = vmin + 1;
-    for (int j = 0; j < ny; ++j)
-        for (int i = 0; i < nx; ++i) {
+    /* Pixel by pixel, so cells keep their true aspect whatever their number. */
+    for (int py = 0; py < mh; ++py) {
+        int j = ny - 1 - (int)((long long)py * ny / mh); /* y up */
+        for (int px = 0; px < mw; ++px) {
+            int i = (int)((long long)px * nx / mw);
             double val = v[(size_t)j * nx + i];
             uint8_t col[3];
             if (isfinite(val))
                 gf_colormap((val - vmin) / (vmax - vmin), col);
             else
                 memcpy(col, GREY, 3);
-            int py = T + (ny - 1 - j) * cell; /* y up */
-            gf_canvas_rect(&c, L + i * cell, py, L + (i + 1) * cell - 1, py + cell - 1, col);
+            gf_canvas_pixel(&c, L + px, T + py, col);
         }
+    }
     gf_canvas_line(&c, L - 1, T - 1, L + mw, T - 1, BLACK);
     gf_canvas_line(&c, L - 1, T + mh, L + mw, T + mh, BLACK);
     gf_canvas_line(&c, L - 1, T - 1, L - 1, T + mh, BLACK);

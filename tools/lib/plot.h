@@ -38,7 +38,14 @@ int gf_plot_lines(const char *path, int w, int h, const char *title, const char 
                   const double *hline);
 
 /* A heat map of nx x ny values (row-major, y up, NaN drawn grey) over [x0, x1] x [y0, y1],
- * with a colour bar from vmin to vmax. */
+ * with a colour bar from vmin to vmax. The map's top-left pixel is (GF_HEATMAP_LEFT,
+ * GF_HEATMAP_TOP) and its size that of gf_plot_heatmap_size; the image adds 130 pixels on the
+ * right (colour bar) and 60 below (axis). */
+#define GF_HEATMAP_LEFT 80
+#define GF_HEATMAP_TOP 40
+/* The map's pixels for nx columns over a region width x height: a whole number of pixels per
+ * column, at least 600 in all, and the region's aspect ratio (height clamped to 60 .. 1200). */
+void gf_plot_heatmap_size(int nx, double width, double height, int *mw, int *mh);
 int gf_plot_heatmap(const char *path, const char *title, const char *xlabel, const char *ylabel,
                     const char *barlabel, const double *v, int nx, int ny, double x0, double x1,
                     double y0, double y1, double vmin, double vmax);

@@ -147,8 +147,16 @@ int gf_png_read(const char *path, int *w, int *h, uint8_t **rgb, char *err, int 
     }
     uint8_t *img = malloc(stride * (size_t)*h);
     *rgb = malloc((size_t)*w * 3 * (size_t)*h);
+    if (!img || !*rgb) {
+        snprintf(err, (size_t)errsize, "%s: out of memory for %d x %d pixels", path, *w, *h);
+        goto bad_pixels;
+    }
     for (int y = 0; y < *h; ++y) {
         int ft = raw[y * (stride + 1)];
+        if (ft > 4) {
+            snprintf(err, (size_t)errsize, "%s: invalid filter type %d in row %d", path, ft, y);
+            goto bad_pixels;
+        }
         const uint8_t *src = raw + y * (stride + 1) + 1;
         uint8_t *dst = img + y * stride, *up = y ? img + (y - 1) * stride : NULL;
         for (size_t x = 0; x < stride; ++x) {
@@ -179,6 +187,12 @@ int gf_png_read(const char *path, int *w, int *h, uint8_t **rgb, char *err, int 
     free(img);
     free(raw);
     rc = 0;
+    goto done;
+bad_pixels:
+    free(img);
+    free(raw);
+    free(*rgb);
+    *rgb = NULL;
 done:
     free(idat);
     free(buf);

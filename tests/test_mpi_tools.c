@@ -1,0 +1,521 @@
+/* The post-processing programs (issue 7) as a user runs them, on snapshots written by 1, 2 and 4
+ * ranks: gf-velfield reproduces a known velocity field and draws it, gf-rdf finds the shells of a
+ * simple-cubic lattice through the periodic boundaries, gf-stats reports a snapshot's and a run's
+ * figures as the engine computed them, and all three fail clearly on wrong input. The tools run
+ * on rank 0 while the other ranks wait. */
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/io.h"
+#include "granflow/sim.h"
+#include "granflow/stats.h"
+#include "lib/plot.h"
+#include "test_png.h"
+
+#define P gf_test_par
+
+static char dir[256];
+
+static void path_of(char *buf, size_t size, const char *name) {
+    snprintf(buf, size, "%s/%s", dir, name);
+}
+
+/* Runs a tool with arguments on rank 0; returns its exit status, output in *out. */
+static int tool(const char *exe, const char *args, char **out) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s", exe, args);
+    return gf_test_run(cmd, out);
+}
+
+static void tool_ok(const char *exe, const char *args, const char *fragment) {
+    char *out = NULL;
+    if (tool(exe, args, &out) != 0 || (fragment && !strstr(out, fragment)))
+        fail_msg("'%s %s' failed or did not say '%s':\n%s", exe, args, fragment ? fragment : "",
+                 out);
+    free(out);
+}
+
+/* Opens PREFIX.csv, checks its comment line holds `fragment` and its column line is `columns`. */
+static FILE *open_csv(const char *prefix, const char *fragment, const char *columns) {
+    char path[600], line[1024];
+    snprintf(path, sizeof path, "%s.csv", prefix);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    if (line[0] != '#' || !strstr(line, fragment))
+        fail_msg("%s: comment line '%s' lacks '%s'", path, line, fragment);
+    assert_non_null(fgets(line, sizeof line, f));
+    line[strcspn(line, "\n")] = '\0';
+    assert_string_equal(line, columns);
+    return f;
+}
+
+static void expect_failure(const char *exe, const char *args, const char *fragment) {
+    char *out = NULL;
+    int rc = tool(exe, args, &out);
+    if (rc == 0 || !strstr(out, fragment))
+        fail_msg("'%s %s' exited with %d, expected a failure saying '%s':\n%s", exe, args, rc,
+                 fragment, out);
+    free(out);
+}
+
+static void add_if_owned(gf_sim *sim, const gf_particle *rec) {
+    if (!sim->distributed || gf_decomp_owns(&sim->xch.decomp, rec->x))
+        GF_ASSERT_OK(gf_particles_add(&sim->particles, rec));
+}
+
+/* --- a known velocity field ------------------------------------------------------------------ */
+
+/* The channel of the paper, 15 x 6.5 cm, 1 cm deep; the field is binned on 15 x 13 cells of
+ * 1 x 0.5 cm holding 2 x 2 particles placed symmetrically about the centre, so the cell mean of
+ * the linear field below is its value at the cell centre. Some cells stay empty. */
+enum { FNX = 15, FNY = 13 };
+static const double field_hi[3] = {0.15, 0.065, 0.01};
+static const double field_r = 0.0005, field_density = 2500;
+
+static int empty_cell(int i, int j) {
+    return (i + 2 * j) % 7 == 0;
+}
+
+static void field_at(double x, double y, double scale, double v[3], double w[3]) {
+    v[0] = scale * (1.0 + 20.0 * y);
+    v[1] = scale * -5.0 * x;
+    v[2] = scale * 0.3;
+    w[0] = 0.0;
+    w[1] = 0.0;
+    w[2] = scale * 100.0 * x;
+}
+
+static void field_particle(int64_t id, double pos[3]) {
+    int64_t cell = id / 4, s = id % 4;
+    int i = (int)(cell % FNX), j = (int)(cell / FNX);
+    pos[0] = 0.005 + 0.01 * i + (s & 1 ? 0.0025 : -0.0025);
+    pos[1] = 0.0025 + 0.005 * j + (s & 2 ? 0.00125 : -0.00125);
+    pos[2] = 0.005;
+}
+
+static void write_field_snapshot(const char *path, double scale) {
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double lo[3] = {0, 0, 0};
+    const int per[3] = {0, 0, 0}, dims[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, field_hi));
+    int64_t placed = 0;
+    for (int64_t k = 0; k < 4 * FNX * FNY; ++k) {
+        if (empty_cell((int)(k / 4 % FNX), (int)(k / 4 / FNX)))
+            continue;
+        placed++;
+        gf_particle rec;
+        double x[3];
+        field_particle(k, x);
+        gf_particle_make_sphere(&rec, k, x, field_r, field_density, 0);
+        field_at(x[0], x[1], scale, rec.v, rec.w);
+        add_if_owned(&sim, &rec);
+    }
+    sim.expected_particles = placed;
+    sim.next_id = 4 * FNX * FNY;
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &sim, path));
+    gf_sim_free(&sim);
+}
+
+static double csv_field(char **cursor) {
+    char *end;
+    double v = strtod(*cursor, &end);
+    if (end == *cursor)
+        fail_msg("not a number in the CSV at '%.20s'", *cursor);
+    *cursor = *end == ',' ? end + 1 : end;
+    return v;
+}
+
+/* Two snapshots (the field and twice the field) average to 1.5 times the field, cell by cell. */
+static void check_field_csv(const char *prefix) {
+    FILE *f = open_csv(prefix, "2 snapshot(s)", "i,j,x,y,vx,vy,vz,v,omega,count,solid_fraction");
+    char line[1024];
+    const double cell = 0.01 * 0.005 * 0.01, sphere = 4.0 / 3.0 * M_PI * pow(field_r, 3);
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *c = line;
+        int i = (int)csv_field(&c), j = (int)csv_field(&c);
+        double xc = 0.005 + 0.01 * i, yc = 0.0025 + 0.005 * j, v[3], w[3];
+        GF_ASSERT_NEAR(csv_field(&c), xc, 1e-9);
+        GF_ASSERT_NEAR(csv_field(&c), yc, 1e-9);
+        double got[7];
+        for (int k = 0; k < 7; ++k)
+            got[k] = csv_field(&c);
+        if (empty_cell(i, j)) {
+            assert_true(isnan(got[0]) && isnan(got[3]) && isnan(got[4]));
+            GF_ASSERT_NEAR(got[5], 0.0, 0.0);
+            GF_ASSERT_NEAR(got[6], 0.0, 0.0);
+        } else {
+            field_at(xc, yc, 1.5, v, w);
+            for (int k = 0; k < 3; ++k)
+                GF_ASSERT_NEAR(got[k], v[k], 1e-8 * (1 + fabs(v[k])));
+            GF_ASSERT_NEAR(got[3], sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), 1e-8);
+            GF_ASSERT_NEAR(got[4], fabs(w[2]), 1e-7);
+            GF_ASSERT_NEAR(got[5], 4.0, 0.0);
+            GF_ASSERT_NEAR(got[6], 4 * sphere / cell, 1e-8);
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, FNX * FNY);
+}
+
+/* Read in one piece and in chunks of 7 rows (which split cells and ranks' row groups), the same
+ * answer. */
+static void test_velfield_known_field(void **state) {
+    (void)state;
+    char s1[512], s2[512], prefix[512], args[2048];
+    path_of(s1, sizeof s1, "field1.h5");
+    path_of(s2, sizeof s2, "field2.h5");
+    write_field_snapshot(s1, 1.0);
+    write_field_snapshot(s2, 2.0);
+    if (P.rank != 0)
+        return;
+    const char *exe[2] = {GF_VELFIELD, "GF_CHUNK_ROWS=7 " GF_VELFIELD};
+    for (int k = 0; k < 2; ++k) {
+        path_of(prefix, sizeof prefix, k ? "field_chunked" : "field");
+        snprintf(args, sizeof args, "-o %s --nx %d --ny %d %s %s", prefix, FNX, FNY, s1, s2);
+        tool_ok(exe[k], args, "2 snapshot(s)");
+        check_field_csv(prefix);
+    }
+    expect_failure("GF_CHUNK_ROWS=lots " GF_VELFIELD, s1, "GF_CHUNK_ROWS='lots'");
+}
+
+/* The default grid (150 x 65 over the box, 1 mm cells, a particle per occupied cell): the heat
+ * map is 810 x 360 pixels and each particle's cell shows its speed's colour. */
+static void test_velfield_png(void **state) {
+    (void)state;
+    char s1[512], prefix[512], png[600], args[2048];
+    path_of(s1, sizeof s1, "field_png.h5");
+    write_field_snapshot(s1, 1.0);
+    if (P.rank != 0)
+        return;
+    path_of(prefix, sizeof prefix, "default");
+    snprintf(args, sizeof args, "-o %s %s", prefix, s1);
+    tool_ok(GF_VELFIELD, args, "150 x 65 cells");
+    double vmax = 0.0;
+    for (int64_t k = 0; k < 4 * FNX * FNY; ++k) {
+        double x[3], v[3], w[3];
+        field_particle(k, x);
+        field_at(x[0], x[1], 1.0, v, w);
+        if (!empty_cell((int)(k / 4 % FNX), (int)(k / 4 / FNX)))
+            vmax = fmax(vmax, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    }
+    const char *kinds[2] = {"velocity", "angular"};
+    for (int kind = 0; kind < 2; ++kind) {
+        snprintf(png, sizeof png, "%s_%s.png", prefix, kinds[kind]);
+        const int w = 810;
+        uint8_t *rgb = gf_test_read_png(png, w, 360);
+        if (kind == 0)
+            for (int64_t k = 0; k < 4 * FNX * FNY; k += 37) {
+                double x[3], v[3], om[3];
+                field_particle(k, x);
+                field_at(x[0], x[1], 1.0, v, om);
+                int i = (int)(x[0] / 0.001), j = (int)(x[1] / 0.001);
+                uint8_t want[3] = {200, 200, 200};
+                if (!empty_cell((int)(k / 4 % FNX), (int)(k / 4 / FNX)))
+                    gf_colormap(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) / vmax, want);
+                gf_test_expect_pixel(rgb, w, GF_HEATMAP_LEFT + 4 * i + 2,
+                                     GF_HEATMAP_TOP + 4 * (64 - j) + 2, want);
+            }
+        free(rgb);
+    }
+}
+
+/* --- g(r) of a lattice through periodic boundaries ------------------------------------------- */
+
+/* 8 x 8 x 8 spheres of diameter d = 5 mm on a simple-cubic lattice of spacing 2d filling a box
+ * periodic along all axes: with the minimum image every centre has exactly 6, 12, 8, 6, 24 and
+ * 24 neighbours at 1, sqrt 2, sqrt 3, 2, sqrt 5 and sqrt 6 spacings. */
+static void test_rdf_lattice(void **state) {
+    (void)state;
+    enum { M = 8, BINS = 241 };
+    const double a = 0.01, lo[3] = {0, 0, 0}, hi[3] = {M * a, M * a, M * a};
+    const int per[3] = {1, 1, 1}, dims[3] = {0, 0, 0};
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    for (int64_t k = 0; k < M * M * M; ++k) {
+        double x[3] = {a * (0.5 + (double)(k % M)), a * (0.5 + (double)(k / M % M)),
+                       a * (0.5 + (double)(k / (M * M)))};
+        gf_particle rec;
+        gf_particle_make_sphere(&rec, k, x, a / 4, 2500, 0);
+        add_if_owned(&sim, &rec);
+    }
+    sim.expected_particles = sim.next_id = M * M * M;
+    char snap[512], prefix[512], args[2048];
+    path_of(snap, sizeof snap, "lattice.h5");
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &sim, snap));
+    gf_sim_free(&sim);
+    if (P.rank != 0)
+        return;
+    path_of(prefix, sizeof prefix, "rdf");
+    snprintf(args, sizeof args, "-o %s --region 0 0.08 0 0.08 0 0.08 --rmax 5 --bins %d %s", prefix,
+             BINS, snap);
+    tool_ok("GF_CHUNK_ROWS=5 " GF_RDF, args, "512 centres");
+    FILE *f = open_csv(prefix, "minimum image on periodic axes", "r_over_d,g");
+    char line[1024];
+    /* In diameters: spacing 2, box 16, rmax 5. */
+    const double spacing = 2.0, rho = M * M * M / pow(16.0, 3), dr = 5.0 / BINS;
+    const double shell_r2[6] = {1, 2, 3, 4, 5, 6}, shell_n[6] = {6, 12, 8, 6, 24, 24};
+    int b = 0, found = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *c = line;
+        double r = csv_field(&c), g = csv_field(&c), r0 = b * dr, r1 = (b + 1) * dr;
+        GF_ASSERT_NEAR(r, 0.5 * (r0 + r1), 1e-5);
+        double neighbours = g * rho * 4.0 / 3.0 * M_PI * (r1 * r1 * r1 - r0 * r0 * r0), want = 0;
+        for (int s = 0; s < 6; ++s)
+            if (spacing * sqrt(shell_r2[s]) >= r0 && spacing * sqrt(shell_r2[s]) < r1) {
+                want = shell_n[s];
+                found++;
+            }
+        if (fabs(neighbours - want) > 1e-4 * (1 + want))
+            fail_msg("r/d in [%g, %g): %g neighbours per centre, expected %g", r0, r1, neighbours,
+                     want);
+        b++;
+    }
+    fclose(f);
+    assert_int_equal(b, BINS);
+    assert_int_equal(found, 6);
+    char png[600];
+    snprintf(png, sizeof png, "%s.png", prefix);
+    free(gf_test_read_png(png, 800, 500));
+}
+
+/* --- statistics of snapshots and runs -------------------------------------------------------- */
+
+/* Spheres stacked in touching layers on a floor, walls along y, periodic along x: contacts from
+ * the first step on. */
+static void make_packing(gf_sim *sim, gf_contact_model model) {
+    GF_ASSERT_OK(gf_sim_init(sim, &P));
+    const double r = 0.004, lo[3] = {0, 0, 0}, hi[3] = {0.08, 0.04, 0.06};
+    const int per[3] = {1, 0, 0}, dims[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
+    const double floor_n[3] = {0, 0, 1}, side_n[3] = {0, 1, 0}, side2_n[3] = {0, -1, 0};
+    GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, floor_n, NULL, 0));
+    GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, side_n, NULL, 0));
+    GF_ASSERT_OK(gf_walls_add(&sim->walls, hi, side2_n, NULL, 0));
+    GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, 0.5));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.model = model;
+    prm.max_iterations = 30;
+    GF_ASSERT_OK(gf_sim_set_solver(sim, &prm));
+    sim->dt = 1e-4;
+    sim->gravity[2] = -9.81;
+    sim->margin_tolerance = 0.05 * r;
+    uint64_t rng = 3;
+    int64_t id = 0;
+    for (int k = 0; k < 4; ++k)
+        for (int j = 0; j < 5; ++j)
+            for (int i = 0; i < 10; ++i) {
+                double x[3] = {r + 2 * r * i, r + 2 * r * j, r + 2 * r * k};
+                gf_particle rec;
+                gf_particle_make_sphere(&rec, id++, x, r, 2500, 0);
+                for (int d = 0; d < 3; ++d) {
+                    rec.v[d] = gf_test_uniform(&rng, -0.2, 0.2);
+                    rec.w[d] = gf_test_uniform(&rng, -20, 20);
+                }
+                add_if_owned(sim, &rec);
+            }
+    sim->expected_particles = sim->next_id = id;
+}
+
+/* The figure in column col of gf-stats' row `label`. */
+static double figure(const char *out, const char *label, int col) {
+    for (const char *line = out; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t n = strlen(label);
+        if (strncmp(line, label, n) || line[n] != ' ' || line[n + 1] != ' ')
+            continue;
+        const char *c = line + 34;
+        double v = NAN;
+        for (int k = 0; k <= col; ++k) {
+            char *end;
+            v = strtod(c, &end);
+            if (end == c)
+                fail_msg("row '%s' has no column %d:\n%s", label, col, out);
+            c = end;
+        }
+        return v;
+    }
+    fail_msg("no row '%s' in:\n%s", label, out);
+    return NAN;
+}
+
+static void expect_figure(const char *out, const char *label, int col, double want) {
+    double got = figure(out, label, col);
+    if (!(fabs(got - want) <= 2e-6 * fabs(want) + 1e-15))
+        fail_msg("%s (column %d): %.9g, expected %.9g", label, col, got, want);
+}
+
+/* gf-stats on the files of two runs, NAME.EXT; returns its output. */
+static char *stats_side_by_side(const char *names[2], const char *ext) {
+    char args[2048], a[512], b[512], file[64], *out = NULL;
+    snprintf(file, sizeof file, "%s.%s", names[0], ext);
+    path_of(a, sizeof a, file);
+    snprintf(file, sizeof file, "%s.%s", names[1], ext);
+    path_of(b, sizeof b, file);
+    snprintf(args, sizeof args, "%s %s", a, b);
+    /* Chunks of 3 rows: sums over chunks must equal the engine's over ranks. */
+    if (tool("GF_CHUNK_ROWS=3 " GF_STATS, args, &out) != 0)
+        fail_msg("gf-stats failed:\n%s", out);
+    return out;
+}
+
+/* Two runs, frictionless and maximum dissipation (whose sticking contacts would agree with
+ * Coulomb's in so short a run), each sampled every step and ending in a snapshot
+ * with its contact list: gf-stats reports what the engine computed, side by side. */
+static void test_stats_runs(void **state) {
+    (void)state;
+    const gf_contact_model models[2] = {GF_MODEL_FRICTIONLESS, GF_MODEL_MAXDISS};
+    const char *names[2] = {"frictionless", "maxdiss"};
+    double snap_fig[2][5], run_fig[2][5];
+    for (int m = 0; m < 2; ++m) {
+        gf_sim sim;
+        make_packing(&sim, models[m]);
+        gf_stats st;
+        memset(&st, 0, sizeof st);
+        st.every = 1;
+        memcpy(st.region_lo, sim.lo, sizeof st.region_lo);
+        memcpy(st.region_hi, sim.hi, sizeof st.region_hi);
+        char name[64];
+        snprintf(name, sizeof name, "%s.csv", names[m]);
+        path_of(st.file, sizeof st.file, name);
+        for (int s = 0; s < 10; ++s) {
+            GF_ASSERT_OK(gf_sim_step(&sim));
+            GF_ASSERT_OK(gf_stats_observe(&st, &sim, 0));
+        }
+        double k = (double)st.samples;
+        run_fig[m][0] = st.sum_particles / k;
+        run_fig[m][1] = st.sum_cpp / k;
+        run_fig[m][2] = st.max_penetration;
+        run_fig[m][3] = st.sum_energy / k;
+        run_fig[m][4] = st.sum_fraction / k;
+        gf_stats_finish(&st, &sim);
+        double sums[3] = {(double)sim.particles.n_local, (double)sim.contacts.count,
+                          gf_particles_kinetic_energy(&sim.particles)},
+               pen = 0.0;
+        for (size_t c = 0; c < sim.contacts.count; ++c)
+            pen = fmax(pen, -sim.contacts.gap[c]);
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, sums, 3, GF_PAR_SUM));
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, &pen, 1, GF_PAR_MAX));
+        snap_fig[m][0] = sums[0];
+        snap_fig[m][1] = sums[1];
+        snap_fig[m][2] = sums[2];
+        snap_fig[m][3] = pen;
+        snap_fig[m][4] = sums[0] * 4.0 / 3.0 * M_PI * pow(0.004, 3) / (0.08 * 0.04 * 0.06);
+        gf_output o;
+        memset(&o, 0, sizeof o);
+        o.contacts = 1;
+        snprintf(name, sizeof name, "%s.h5", names[m]);
+        char snap[512];
+        path_of(snap, sizeof snap, name);
+        GF_ASSERT_OK(gf_io_write_snapshot(&o, &sim, snap));
+        gf_sim_free(&sim);
+    }
+    if (P.rank != 0)
+        return;
+    assert_true(snap_fig[0][1] > 0 && snap_fig[1][1] > 0);
+    char *out = stats_side_by_side(names, "h5");
+    for (int m = 0; m < 2; ++m) {
+        expect_figure(out, "particles", m, snap_fig[m][0]);
+        expect_figure(out, "contacts", m, snap_fig[m][1]);
+        expect_figure(out, "contacts per particle (2C/N)", m, 2 * snap_fig[m][1] / snap_fig[m][0]);
+        expect_figure(out, "kinetic energy (J)", m, snap_fig[m][2]);
+        expect_figure(out, "max. penetration (m)", m, snap_fig[m][3]);
+        expect_figure(out, "solid fraction of the box", m, snap_fig[m][4]);
+    }
+    free(out);
+    out = stats_side_by_side(names, "csv");
+    for (int m = 0; m < 2; ++m) {
+        expect_figure(out, "samples", m, 10);
+        expect_figure(out, "avg. particles", m, run_fig[m][0]);
+        expect_figure(out, "avg. contacts_per_particle", m, run_fig[m][1]);
+        expect_figure(out, "max. max_penetration", m, run_fig[m][2]);
+        expect_figure(out, "avg. kinetic_energy", m, run_fig[m][3]);
+        expect_figure(out, "avg. solid_fraction", m, run_fig[m][4]);
+    }
+    /* Friction takes the spin's energy: the columns are the two runs, not one twice. */
+    assert_true(figure(out, "avg. kinetic_energy", 0) >
+                1.5 * figure(out, "avg. kinetic_energy", 1));
+    free(out);
+}
+
+/* --- wrong input ------------------------------------------------------------------------------ */
+
+static void copy_without(const char *from, const char *to, const char *dataset) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, dataset, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+}
+
+static void test_bad_input(void **state) {
+    (void)state;
+    char snap[512];
+    path_of(snap, sizeof snap, "good.h5");
+    write_field_snapshot(snap, 1.0);
+    if (P.rank != 0)
+        return;
+    char text[512], foreign[512], novel[512], nomass[512], csv[512], args[2048];
+    path_of(text, sizeof text, "text.h5");
+    path_of(foreign, sizeof foreign, "foreign.h5");
+    path_of(novel, sizeof novel, "novelocity.h5");
+    path_of(nomass, sizeof nomass, "nomass.h5");
+    path_of(csv, sizeof csv, "other.csv");
+    FILE *f = fopen(text, "w");
+    fputs("not HDF5\n", f);
+    fclose(f);
+    f = fopen(csv, "w");
+    fputs("a,b\n1,2\n", f);
+    fclose(f);
+    hid_t h = H5Fcreate(foreign, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(h >= 0);
+    H5Fclose(h);
+    copy_without(snap, novel, "/particles/velocity");
+    copy_without(snap, nomass, "/particles/mass");
+    const char *tools[3] = {GF_VELFIELD, GF_RDF, GF_STATS};
+    for (int t = 0; t < 3; ++t) {
+        expect_failure(tools[t], "/nonexistent/run.h5", "No such file");
+        expect_failure(tools[t], text, "not an HDF5 file");
+        expect_failure(tools[t], foreign, "not a granflow snapshot");
+        expect_failure(tools[t], novel, "missing dataset /particles/velocity");
+        expect_failure(tools[t], "", "usage");
+    }
+    expect_failure(GF_STATS, nomass, "/particles/mass");
+    expect_failure(GF_STATS, csv, "not a granflow statistics file");
+    snprintf(args, sizeof args, "--region 1 2 1 2 1 2 %s", snap);
+    expect_failure(GF_RDF, args, "does not intersect");
+    snprintf(args, sizeof args, "--nx 0 %s", snap);
+    expect_failure(GF_VELFIELD, args, "must be positive");
+    snprintf(args, sizeof args, "--colour red %s", snap);
+    expect_failure(GF_VELFIELD, args, "unknown or incomplete option '--colour'");
+}
+
+static int setup(void **state) {
+    (void)state;
+    return gf_test_mpi_tmpdir(dir, sizeof dir, "tools");
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return gf_test_mpi_rmdir(dir);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_velfield_known_field, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_velfield_png, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_rdf_lattice, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_stats_runs, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+};
+
+GF_TEST_MPI_MAIN(tests)

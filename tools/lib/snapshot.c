@@ -1,0 +1,221 @@
+#include "snapshot.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int attr(hid_t obj, const char *name, hid_t type, void *out) {
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    int rc = H5Aread(a, type, out) < 0 ? -1 : 0;
+    H5Aclose(a);
+    return rc;
+}
+
+int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->chunk = GF_SNAPSHOT_CHUNK;
+    const char *rows = getenv("GF_CHUNK_ROWS");
+    if (rows && *rows) {
+        char *end;
+        s->chunk = strtoll(rows, &end, 10);
+        if (*end || s->chunk < 1) {
+            snprintf(err, errsize, "GF_CHUNK_ROWS='%s' is not a positive number of rows", rows);
+            return -1;
+        }
+    }
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        snprintf(err, errsize, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(probe);
+    if (H5Fis_hdf5(path) <= 0) {
+        snprintf(err, errsize, "%s: not an HDF5 file", path);
+        return -1;
+    }
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        snprintf(err, errsize, "%s: cannot open", path);
+        return -1;
+    }
+    s->hid = f;
+    char format[64] = "";
+    if (H5Aexists(f, "format") > 0) {
+        hid_t a = H5Aopen(f, "format", H5P_DEFAULT);
+        hid_t t = H5Aget_type(a);
+        size_t len = H5Tget_size(t);
+        if (len < sizeof format) {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, len);
+            H5Aread(a, mt, format);
+            H5Tclose(mt);
+        }
+        H5Tclose(t);
+        H5Aclose(a);
+    }
+    if (strncmp(format, "granflow ", 9) != 0) {
+        snprintf(err, errsize, "%s: not a granflow snapshot (no 'format' attribute naming one)",
+                 path);
+        gf_snapshot_close(s);
+        return -1;
+    }
+    if (attr(f, "time", H5T_NATIVE_DOUBLE, &s->time) ||
+        attr(f, "step", H5T_NATIVE_LLONG, &s->step) ||
+        attr(f, "box_min", H5T_NATIVE_DOUBLE, s->box_min) ||
+        attr(f, "box_max", H5T_NATIVE_DOUBLE, s->box_max) ||
+        attr(f, "periodic", H5T_NATIVE_INT, s->periodic) ||
+        attr(f, "particle_count", H5T_NATIVE_LLONG, &s->count)) {
+        snprintf(err, errsize, "%s: the header lacks time, step, box or particle_count", path);
+        gf_snapshot_close(s);
+        return -1;
+    }
+    const char *need[] = {"/particles/id", "/particles/position", "/particles/velocity",
+                          "/particles/angular_velocity", "/particles/radius"};
+    for (size_t k = 0; k < sizeof need / sizeof need[0]; ++k)
+        if (H5Lexists(f, "/particles", H5P_DEFAULT) <= 0 ||
+            H5Lexists(f, need[k], H5P_DEFAULT) <= 0) {
+            snprintf(err, errsize, "%s: missing dataset %s", path, need[k]);
+            gf_snapshot_close(s);
+            return -1;
+        }
+    s->has_mass = H5Lexists(f, "/particles/mass", H5P_DEFAULT) > 0;
+    if (H5Lexists(f, "/contacts", H5P_DEFAULT) > 0 &&
+        H5Lexists(f, "/contacts/gap", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, "/contacts/gap", H5P_DEFAULT);
+        hid_t sp = H5Dget_space(d);
+        hsize_t n = 0;
+        H5Sget_simple_extent_dims(sp, &n, NULL);
+        s->has_contacts = 1;
+        s->ncontacts = (long long)n;
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
+void gf_snapshot_close(gf_snapshot *s) {
+    if (s->hid > 0)
+        H5Fclose((hid_t)s->hid);
+    s->hid = 0;
+}
+
+static int read_rows(const gf_snapshot *s, const char *name, hid_t type, int ncols, long long first,
+                     size_t n, void *buf) {
+    hid_t d = H5Dopen2((hid_t)s->hid, name, H5P_DEFAULT);
+    if (d < 0)
+        return -1;
+    hid_t fs = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(fs);
+    hsize_t dims[2] = {0, 1};
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    int rc = -1;
+    if ((long long)dims[0] == s->count && (rank == 1 ? 1 : (int)dims[1]) == ncols &&
+        first + (long long)n <= s->count) {
+        hsize_t start[2] = {(hsize_t)first, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
+        hid_t ms = H5Screate_simple(rank, count, NULL);
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+        rc = (n == 0 || H5Dread(d, type, ms, fs, H5P_DEFAULT, buf) >= 0) ? 0 : -1;
+        H5Sclose(ms);
+    }
+    H5Sclose(fs);
+    H5Dclose(d);
+    return rc;
+}
+
+int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *c, char *err,
+                     size_t errsize) {
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->id = malloc((n + 1) * sizeof *c->id);
+    c->x = malloc((3 * n + 1) * sizeof *c->x);
+    c->v = malloc((3 * n + 1) * sizeof *c->v);
+    c->w = malloc((3 * n + 1) * sizeof *c->w);
+    c->radius = malloc((n + 1) * sizeof *c->radius);
+    c->mass = s->has_mass ? malloc((n + 1) * sizeof *c->mass) : NULL;
+    if (!c->id || !c->x || !c->v || !c->w || !c->radius || (s->has_mass && !c->mass)) {
+        snprintf(err, errsize, "out of memory reading %zu particles", n);
+        gf_chunk_free(c);
+        return -1;
+    }
+    struct {
+        const char *name;
+        hid_t type;
+        int ncols;
+        void *buf;
+    } ds[] = {{"/particles/id", H5T_NATIVE_INT64, 1, c->id},
+              {"/particles/position", H5T_NATIVE_DOUBLE, 3, c->x},
+              {"/particles/velocity", H5T_NATIVE_DOUBLE, 3, c->v},
+              {"/particles/angular_velocity", H5T_NATIVE_DOUBLE, 3, c->w},
+              {"/particles/radius", H5T_NATIVE_DOUBLE, 1, c->radius},
+              {"/particles/mass", H5T_NATIVE_DOUBLE, 1, c->mass}};
+    for (size_t k = 0; k < sizeof ds / sizeof ds[0] - !s->has_mass; ++k)
+        if (read_rows(s, ds[k].name, ds[k].type, ds[k].ncols, first, n, ds[k].buf)) {
+            snprintf(err, errsize, "%s: cannot read %s (wrong shape or truncated file)", s->path,
+                     ds[k].name);
+            gf_chunk_free(c);
+            return -1;
+        }
+    return 0;
+}
+
+void gf_chunk_free(gf_chunk *c) {
+    free(c->id);
+    free(c->x);
+    free(c->v);
+    free(c->w);
+    free(c->radius);
+    free(c->mass);
+    memset(c, 0, sizeof *c);
+}
+
+int gf_snapshot_scan(const gf_snapshot *s, int (*visit)(void *ctx, const gf_chunk *c), void *ctx,
+                     char *err, size_t errsize) {
+    for (long long at = 0; at < s->count; at += s->chunk) {
+        size_t n = (size_t)(s->count - at < s->chunk ? s->count - at : s->chunk);
+        gf_chunk c;
+        if (gf_snapshot_read(s, at, n, &c, err, errsize))
+            return -1;
+        int rc = visit(ctx, &c);
+        gf_chunk_free(&c);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double **out, char *err,
+                              size_t errsize) {
+    *out = NULL;
+    if (!s->has_contacts) {
+        snprintf(err, errsize, "%s has no contact list (write snapshots with Output.contacts true)",
+                 s->path);
+        return -1;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "/contacts/%s", column);
+    hid_t d = H5Lexists((hid_t)s->hid, name, H5P_DEFAULT) > 0
+                  ? H5Dopen2((hid_t)s->hid, name, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    int rc = -1;
+    if (d >= 0) {
+        hid_t sp = H5Dget_space(d);
+        hsize_t n = 0;
+        if (H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &n, NULL) == 1 &&
+            (long long)n == s->ncontacts && (*out = malloc((n + 1) * sizeof **out)) != NULL)
+            rc = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0 ? 0 : -1;
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        snprintf(err, errsize, "%s: missing or unreadable %s", s->path, name);
+    }
+    return rc;
+}

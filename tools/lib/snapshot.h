@@ -1,0 +1,49 @@
+/* Reading granflow snapshots for the post-processing tools: header and particle data in chunks,
+ * so files larger than memory can be processed. Serial HDF5 (no MPI needed). */
+#ifndef GF_TOOLS_SNAPSHOT_H
+#define GF_TOOLS_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    long long hid; /* hid_t of the open file */
+    char path[1024];
+    double time, box_min[3], box_max[3];
+    int periodic[3];
+    long long step, count;
+    int has_contacts, has_mass; /* mass: files before granflow 0.1 lack it */
+    long long ncontacts;
+    long long chunk; /* rows read at once */
+} gf_snapshot;
+
+/* Rows per chunk unless the environment variable GF_CHUNK_ROWS says otherwise: 1e6 particles are
+ * 120 MB of columns. */
+#define GF_SNAPSHOT_CHUNK 1000000
+
+/* Particle columns of one chunk (arrays of n, 3n for vectors). */
+typedef struct {
+    size_t n;
+    int64_t *id;
+    double *x, *v, *w, *radius;
+    double *mass; /* NULL if the file has no masses */
+} gf_chunk;
+
+/* Opens and checks a snapshot (or checkpoint); err gets a message on failure. Returns 0 on
+ * success. */
+int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize);
+void gf_snapshot_close(gf_snapshot *s);
+/* Reads rows first .. first + n - 1 into c (allocating); returns 0 on success. */
+int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *c, char *err,
+                     size_t errsize);
+void gf_chunk_free(gf_chunk *c);
+/* Calls visit on every chunk of at most s->chunk rows in order; stops at the first
+ * non-zero return of visit (which must then have written err). Returns 0 on success. */
+int gf_snapshot_scan(const gf_snapshot *s, int (*visit)(void *ctx, const gf_chunk *c), void *ctx,
+                     char *err, size_t errsize);
+/* One scalar contact column ("gap", "normal_impulse", ...) of s->ncontacts values into a new
+ * array; returns 0 on success. */
+int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double **out, char *err,
+                              size_t errsize);
+
+#endif
