@@ -495,7 +495,16 @@ static void test_bad_input(void **state) {
     snprintf(args, sizeof args, "--region 1 2 1 2 1 2 %s", snap);
     expect_failure(GF_RDF, args, "does not intersect");
     snprintf(args, sizeof args, "--nx 0 %s", snap);
-    expect_failure(GF_VELFIELD, args, "must be positive");
+    expect_failure(GF_VELFIELD, args, "must be between 1 and 100000");
+    snprintf(args, sizeof args, "--nx ten %s", snap);
+    expect_failure(GF_VELFIELD, args, "--nx expects 1 number, got 'ten'");
+    snprintf(args, sizeof args, "--ny 6.5 %s", snap);
+    expect_failure(GF_VELFIELD, args, "--ny expects a whole number, got '6.5'");
+    snprintf(args, sizeof args, "--range 0 0.1 0 %s", snap);
+    expect_failure(GF_VELFIELD, args, "--range expects 4 numbers");
+    expect_failure(GF_RDF, "--rmax", "--rmax expects 1 number, got '(nothing)'");
+    snprintf(args, sizeof args, "--bins 0 %s", snap);
+    expect_failure(GF_RDF, args, "--bins must be between 1 and 1000000");
     snprintf(args, sizeof args, "--colour red %s", snap);
     expect_failure(GF_VELFIELD, args, "unknown or incomplete option '--colour'");
 }

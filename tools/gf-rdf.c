@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lib/analysis.h"
+#include "lib/cli.h"
 #include "lib/plot.h"
 #include "lib/snapshot.h"
 
@@ -63,14 +64,16 @@ int main(int argc, char **argv) {
         const char *a = argv[first];
         if (!strcmp(a, "-o") && first + 1 < argc)
             prefix = argv[++first];
-        else if (!strcmp(a, "--region") && first + 6 < argc) {
-            for (int k = 0; k < 6; ++k)
-                region[k] = atof(argv[++first]);
-        } else if (!strcmp(a, "--rmax") && first + 1 < argc)
-            rmax_d = atof(argv[++first]);
-        else if (!strcmp(a, "--bins") && first + 1 < argc)
-            nbins = atoi(argv[++first]);
-        else {
+        else if (!strcmp(a, "--region")) {
+            if (gf_cli_numbers("gf-rdf", argc, argv, &first, 6, region))
+                return 1;
+        } else if (!strcmp(a, "--rmax")) {
+            if (gf_cli_numbers("gf-rdf", argc, argv, &first, 1, &rmax_d))
+                return 1;
+        } else if (!strcmp(a, "--bins")) {
+            if (gf_cli_int("gf-rdf", argc, argv, &first, &nbins))
+                return 1;
+        } else {
             fprintf(stderr, "gf-rdf: unknown or incomplete option '%s'\n", a);
             return 1;
         }
@@ -78,8 +81,8 @@ int main(int argc, char **argv) {
     if (first + 1 != argc)
         return die("usage: gf-rdf [-o PREFIX] [--region X0 X1 Y0 Y1 Z0 Z1] [--rmax R] "
                    "[--bins N] SNAPSHOT.h5");
-    if (nbins < 1 || !(rmax_d > 0))
-        return die("--bins and --rmax must be positive");
+    if (nbins < 1 || nbins > 1000000 || !(rmax_d > 0))
+        return die("--bins must be between 1 and 1000000 and --rmax positive");
     char err[1200];
     gf_snapshot s;
     if (gf_snapshot_open(&s, argv[first], err, sizeof err))

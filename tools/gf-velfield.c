@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/analysis.h"
+#include "lib/cli.h"
 #include "lib/plot.h"
 #include "lib/snapshot.h"
 
@@ -38,13 +39,15 @@ int main(int argc, char **argv) {
         const char *a = argv[first];
         if (!strcmp(a, "-o") && first + 1 < argc)
             prefix = argv[++first];
-        else if (!strcmp(a, "--nx") && first + 1 < argc)
-            nx = atoi(argv[++first]);
-        else if (!strcmp(a, "--ny") && first + 1 < argc)
-            ny = atoi(argv[++first]);
-        else if (!strcmp(a, "--range") && first + 4 < argc) {
-            for (int k = 0; k < 4; ++k)
-                range[k] = atof(argv[++first]);
+        else if (!strcmp(a, "--nx")) {
+            if (gf_cli_int("gf-velfield", argc, argv, &first, &nx))
+                return 1;
+        } else if (!strcmp(a, "--ny")) {
+            if (gf_cli_int("gf-velfield", argc, argv, &first, &ny))
+                return 1;
+        } else if (!strcmp(a, "--range")) {
+            if (gf_cli_numbers("gf-velfield", argc, argv, &first, 4, range))
+                return 1;
             have_range = 1;
         } else {
             fprintf(stderr, "gf-velfield: unknown or incomplete option '%s'\n", a);
@@ -55,7 +58,7 @@ int main(int argc, char **argv) {
         return die("usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] "
                    "SNAPSHOT.h5 [...]");
     if (nx < 1 || ny < 1 || nx > 100000 || ny > 100000)
-        return die("--nx and --ny must be positive");
+        return die("--nx and --ny must be between 1 and 100000");
     gf_field f;
     int initialised = 0, nsnap = 0;
     char err[1200];
