@@ -567,9 +567,17 @@ gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const ch
         hid_t g = H5Gcreate2(f.file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         /* Deletions not yet accounted globally are settled here. */
         int64_t deleted = sim->deleted_local;
-        if (sim->par)
+        double deleted_mass = sim->deleted_mass_local;
+        if (sim->par) {
             st = gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM);
+            if (st == GF_OK)
+                st = gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM);
+        }
         long long v[2] = {sim->next_id, sim->expected_particles - deleted};
+        long long created = sim->created_inflow;
+        /* The run's totals, so statistics continue across a restart. */
+        attr_write(&f, g, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
+        attr_write(&f, g, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
         long long layers = sim->inflow.layers;
         attr_write(&f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
         attr_write(&f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
@@ -708,8 +716,10 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     attr_read(&f, sg, "next_id", H5T_NATIVE_LLONG, 1, &next_id);
     attr_read(&f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &expected);
     attr_read(&f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
-    long long layers = 0;
-    double moved = 0.0;
+    long long layers = 0, created = 0;
+    double moved = 0.0, deleted_mass = 0.0;
+    attr_read(&f, sg, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
+    attr_read(&f, sg, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
     attr_read(&f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
     attr_read(&f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &moved);
     if (f.st == GF_OK && nw != (int)sim->walls.count)
@@ -830,6 +840,9 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     sim->next_id = next_id;
     sim->expected_particles = expected;
     sim->deleted_local = 0;
+    sim->created_inflow = created;
+    /* Only the sum over ranks means anything: rank 0 carries it. */
+    sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? deleted_mass : 0.0;
     sim->inflow.layers = (long)layers;
     sim->inflow.moved = moved;
     sim->ghosts_ready = 0;

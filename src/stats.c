@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "granflow/io.h"
@@ -30,6 +31,54 @@ gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *
     GF_TRY(gf_config_get_string(b, "file", def, st->file, sizeof st->file));
     st->last_time = st->first_time = sim->time;
     st->first_created = sim->created_inflow;
+    return GF_OK;
+}
+
+/* Rank 0: the CSV, fresh, or after a restart the rows up to the checkpoint's step followed by
+ * the new ones (rows the killed run wrote after its checkpoint are dropped, so every step appears
+ * once). The kept rows are rewritten to a temporary file renamed over the old one. */
+static gf_status open_csv(gf_stats *st) {
+    static const char header[] = "step,time,particles,contacts,contacts_per_particle,"
+                                 "solid_fraction,max_penetration,max_penetration_rel,"
+                                 "kinetic_energy,outflow_mass_rate,inflow_particles\n";
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", st->file);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        GF_TRY(gf_io_mkdirs(dir));
+    }
+    FILE *old = st->resume_step > 0 ? fopen(st->file, "r") : NULL;
+    if (old) {
+        char tmp[1100], line[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", st->file);
+        FILE *out = fopen(tmp, "w");
+        int ok = out != NULL && fgets(line, sizeof line, old) != NULL && !strcmp(line, header);
+        if (ok)
+            fputs(header, out);
+        while (ok && fgets(line, sizeof line, old))
+            if (strtol(line, NULL, 10) <= st->resume_step)
+                fputs(line, out);
+        fclose(old);
+        if (out && fclose(out) != 0)
+            ok = 0;
+        if (!ok || rename(tmp, st->file) != 0) {
+            remove(tmp);
+            return GF_ERROR(GF_ERR_IO,
+                            "cannot continue the statistics in '%s' after the restart (not a "
+                            "granflow statistics file, or not writable); move it away or set "
+                            "Statistics.file",
+                            st->file);
+        }
+        st->csv = fopen(st->file, "a");
+    } else {
+        st->csv = fopen(st->file, "w");
+        if (st->csv)
+            fputs(header, st->csv);
+    }
+    if (!st->csv)
+        return GF_ERROR(GF_ERR_IO, "cannot write statistics to '%s': %s", st->file,
+                        strerror(errno));
     return GF_OK;
 }
 
@@ -82,33 +131,29 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     int root = !sim->par || sim->par->rank == 0;
     gf_status status = GF_OK;
     if (root) {
-        if (!st->csv) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s", st->file);
-            char *slash = strrchr(dir, '/');
-            if (slash && slash != dir) {
-                *slash = '\0';
-                status = gf_io_mkdirs(dir);
-            }
-            st->csv = status == GF_OK ? fopen(st->file, "w") : NULL;
-            if (!st->csv && status == GF_OK)
-                status = GF_ERROR(GF_ERR_IO, "cannot write statistics to '%s': %s", st->file,
-                                  strerror(errno));
-            else
-                fprintf(st->csv, "step,time,particles,contacts,contacts_per_particle,"
-                                 "solid_fraction,max_penetration,max_penetration_rel,"
-                                 "kinetic_energy,outflow_mass_rate,inflow_particles\n");
-        }
+        if (!st->csv)
+            status = open_csv(st);
         if (st->csv) {
             fprintf(st->csv, "%ld,%.9g,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld\n", sim->step,
                     sim->time, n, sum[2], cpp, fraction, mx[0], mx[1], sum[3], rate,
-                    (long long)(sim->created_inflow - st->first_created));
+                    (long long)sim->created_inflow);
             fflush(st->csv);
         }
     }
     if (sim->par)
         status = gf_par_agree(sim->par, status, NULL);
     return status;
+}
+
+gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted) {
+    double deleted = sim->deleted_mass_local;
+    if (sim->par)
+        GF_TRY(gf_par_allreduce_double(sim->par, &deleted, 1, GF_PAR_SUM));
+    st->last_time = st->first_time = sim->time;
+    st->last_mass = deleted;
+    st->first_created = sim->created_inflow;
+    st->resume_step = restarted ? sim->step : 0;
+    return GF_OK;
 }
 
 void gf_stats_finish(gf_stats *st, const gf_sim *sim) {

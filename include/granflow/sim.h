@@ -35,7 +35,7 @@ typedef struct {
     gf_outflow outflow;
     int64_t deleted_local;     /* deleted here since the last accounting check */
     double deleted_mass_local; /* mass deleted here, for the outflow rate (never reset) */
-    int64_t created_inflow;    /* particles the inflow created in this run (global) */
+    int64_t created_inflow;    /* particles the inflow created since the run began (global) */
     /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
     int distributed;
     gf_exchange xch;

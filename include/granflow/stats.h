@@ -5,6 +5,9 @@
  *
  *  Statistics { every 1000; region_min < .. >; region_max < .. >; file "output/stats.csv"; }
  *
+ * After a restart the CSV continues the earlier run's (the summary covers the restarted part;
+ * gf-stats on the CSV gives the whole run's averages).
+ *
  * The solid fraction counts the whole volume of every sphere whose centre lies in the region
  * (default: the domain box) over the region's volume, obstacles included in that volume. */
 #ifndef GRANFLOW_STATS_H
@@ -27,11 +30,14 @@ typedef struct {
     double last_time, last_mass;
     double first_time;
     int64_t first_created;
+    long resume_step; /* > 0 after a restart: the CSV keeps its rows up to this step */
 } gf_stats;
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim);
 /* Collective. Samples on the schedule (or always with force). */
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force);
+/* Collective, just before the first step of this run (restarted: from a checkpoint). */
+gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted);
 /* Rank 0 prints the averages; closes the CSV. */
 void gf_stats_finish(gf_stats *st, const gf_sim *sim);
 

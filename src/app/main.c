@@ -217,9 +217,9 @@ int main(int argc, char **argv) {
             out.start = gf_wtime();
             out.last_check_step = sim.step;
             observers obs = {&out, &stats};
-            stats.last_time = stats.first_time = sim.time;
-            stats.first_created = sim.created_inflow;
-            failed = report(&par, gf_sim_run(&sim, observe, &obs));
+            failed = report(&par, gf_stats_start(&stats, &sim, o.restart != NULL));
+            if (!failed)
+                failed = report(&par, gf_sim_run(&sim, observe, &obs));
             if (!failed) {
                 gf_sim_print_summary(&sim);
                 gf_stats_finish(&stats, &sim);
