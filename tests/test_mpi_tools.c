@@ -489,6 +489,7 @@ static void test_bad_input(void **state) {
         expect_failure(tools[t], foreign, "not a granflow snapshot");
         expect_failure(tools[t], novel, "missing dataset /particles/velocity");
         expect_failure(tools[t], "", "usage");
+        tool_ok(tools[t], "--help", "usage");
     }
     expect_failure(GF_STATS, nomass, "/particles/mass");
     expect_failure(GF_STATS, csv, "not a granflow statistics file");

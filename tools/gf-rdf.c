@@ -51,6 +51,12 @@ static int select_chunk(void *ctx, const gf_chunk *c) {
     return 0;
 }
 
+static const char usage[] =
+    "usage: gf-rdf [-o PREFIX] [--region X0 X1 Y0 Y1 Z0 Z1] [--rmax R] [--bins N] SNAPSHOT.h5\n"
+    "  g(r) of the centres in the region (default [0.12, 0.14] x [0, 0.065] x [0, 0.02] m),\n"
+    "  r in diameters up to R (default 5) in N bins (default 100); writes PREFIX.csv and\n"
+    "  PREFIX.png (default prefix rdf)";
+
 static int die(const char *msg) {
     fprintf(stderr, "gf-rdf: %s\n", msg);
     return 1;
@@ -62,7 +68,10 @@ int main(int argc, char **argv) {
     int nbins = 100, first = 1;
     for (; first < argc && argv[first][0] == '-'; ++first) {
         const char *a = argv[first];
-        if (!strcmp(a, "-o") && first + 1 < argc)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            puts(usage);
+            return 0;
+        } else if (!strcmp(a, "-o") && first + 1 < argc)
             prefix = argv[++first];
         else if (!strcmp(a, "--region")) {
             if (gf_cli_numbers("gf-rdf", argc, argv, &first, 6, region))
@@ -79,8 +88,7 @@ int main(int argc, char **argv) {
         }
     }
     if (first + 1 != argc)
-        return die("usage: gf-rdf [-o PREFIX] [--region X0 X1 Y0 Y1 Z0 Z1] [--rmax R] "
-                   "[--bins N] SNAPSHOT.h5");
+        return die(usage);
     if (nbins < 1 || nbins > 1000000 || !(rmax_d > 0))
         return die("--bins must be between 1 and 1000000 and --rmax positive");
     char err[1200];

@@ -160,8 +160,15 @@ static int csv_figures(const char *path, int col, char *err, size_t errsize) {
 }
 
 int main(int argc, char **argv) {
+    static const char usage[] =
+        "usage: gf-stats FILE [FILE ...]\n"
+        "  the figures of up to 8 snapshots (.h5) or run statistics (stats.csv) side by side";
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        puts(usage);
+        return 0;
+    }
     if (argc < 2 || argc - 1 > MAXCOL)
-        return die("usage: gf-stats FILE [FILE ...] (snapshots .h5 or statistics .csv, up to 8)");
+        return die(usage);
     char err[1200];
     for (int k = 1; k < argc; ++k) {
         size_t len = strlen(argv[k]);

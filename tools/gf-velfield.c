@@ -25,6 +25,12 @@ static int add_chunk(void *ctx, const gf_chunk *c) {
     return 0;
 }
 
+static const char usage[] =
+    "usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] SNAPSHOT.h5 [...]\n"
+    "  bins particles in the x-y plane, averaged over the snapshots; writes PREFIX.csv,\n"
+    "  PREFIX_velocity.png and PREFIX_angular.png (default prefix velfield, 150 x 65 cells over\n"
+    "  the box; GF_CHUNK_ROWS sets the rows read at once)";
+
 static int die(const char *msg) {
     fprintf(stderr, "gf-velfield: %s\n", msg);
     return 1;
@@ -37,7 +43,10 @@ int main(int argc, char **argv) {
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; ++first) {
         const char *a = argv[first];
-        if (!strcmp(a, "-o") && first + 1 < argc)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            puts(usage);
+            return 0;
+        } else if (!strcmp(a, "-o") && first + 1 < argc)
             prefix = argv[++first];
         else if (!strcmp(a, "--nx")) {
             if (gf_cli_int("gf-velfield", argc, argv, &first, &nx))
@@ -55,8 +64,7 @@ int main(int argc, char **argv) {
         }
     }
     if (first >= argc)
-        return die("usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] "
-                   "SNAPSHOT.h5 [...]");
+        return die(usage);
     if (nx < 1 || ny < 1 || nx > 100000 || ny > 100000)
         return die("--nx and --ny must be between 1 and 100000");
     gf_field f;
