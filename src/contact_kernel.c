@@ -142,17 +142,22 @@ static void lift(const reduced *r, double xt, double xo, double x[3]) {
 }
 
 /* f_obj along the boundary at direction (c, s); +inf where f_r <= 0 (inadmissible). */
+/* f_obj on the boundary at direction (c, s) where f_r = F > 0: rbar = mu b_n / F. */
+static double fobj_boundary(const reduced *r, double c, double s, double F, double *rbar) {
+    double rb = r->mu * r->bn / F;
+    double g = r->Att * c * c + 2.0 * r->Ato * c * s + r->Aoo * s * s;
+    double h = r->bt * c + r->bo * s;
+    *rbar = rb;
+    return 0.5 * rb * rb * g - rb * h;
+}
+
 static double fobj_dir(const reduced *r, double c, double s, double *rbar) {
     double fr = r->Ann + r->mu * (r->Ant * c + r->Ano * s);
     if (!(fr > 0.0)) {
         *rbar = INFINITY;
         return INFINITY;
     }
-    double rb = r->mu * r->bn / fr;
-    double g = r->Att * c * c + 2.0 * r->Ato * c * s + r->Aoo * s * s;
-    double h = r->bt * c + r->bo * s;
-    *rbar = rb;
-    return 0.5 * rb * rb * g - rb * h;
+    return fobj_boundary(r, c, s, fr, rbar);
 }
 
 /* The stationarity condition as E(a) = t0 + t1 cos a + t2 sin a + t3 cos 2a + t4 sin 2a. With
@@ -335,13 +340,9 @@ static double near_asymptote(const reduced *r, int side, double *c_out, double *
     double F = -mua3 * (sth * sd + cth * cdm);
     if (!(F > 0.0))
         return INFINITY;
-    double rb = r->mu * r->bn / F;
-    double gg = r->Att * c * c + 2.0 * r->Ato * c * s + r->Aoo * s * s;
-    double hh = r->bt * c + r->bo * s;
     *c_out = c;
     *s_out = s;
-    *rbar_out = rb;
-    return 0.5 * rb * rb * gg - rb * hh;
+    return fobj_boundary(r, c, s, F, rbar_out);
 }
 
 /* The sliding case, b_n > 0 and mu > 0 with the unconstrained minimum outside the cone: the

@@ -23,6 +23,24 @@ gf_status gf_error_set(gf_status status, const char *src_file, int src_line, con
     return status;
 }
 
+gf_status gf_error_context(gf_status status, const char *fmt, ...) {
+    if (status == GF_OK)
+        return GF_OK;
+    char prefix[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    /* Shift the cause right and write "prefix: " before it (prefix < half the buffer). */
+    size_t np = strlen(prefix) + 2;
+    memmove(last_message + np, last_message, sizeof last_message - np - 1);
+    memcpy(last_message, prefix, np - 2);
+    memcpy(last_message + np - 2, ": ", 2);
+    last_message[sizeof last_message - 1] = '\0';
+    last_status = status;
+    return status;
+}
+
 const char *gf_error_message(void) {
     return last_message;
 }

@@ -218,12 +218,9 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         GF_TRY(gf_config_require_vec3(b, "normal", n));
         GF_TRY(gf_config_get_vec3(b, "velocity", zero, v));
         GF_TRY(gf_materials_lookup(m, b, "material", &wm));
-        if (gf_walls_add(w, p, n, v, wm) != GF_OK) {
-            char where[512], msg[1024];
-            snprintf(msg, sizeof msg, "%s", gf_error_message());
-            return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),
-                            msg);
-        }
+        char where[512];
+        GF_TRY(gf_error_context(gf_walls_add(w, p, n, v, wm), "%s",
+                                gf_config_block_where(b, where, sizeof where)));
     }
     size_t nb = gf_config_section_count(db, "Box");
     for (size_t k = 0; k < nb; ++k) {
@@ -233,12 +230,9 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         GF_TRY(gf_config_require_vec3(b, "min", lo_b));
         GF_TRY(gf_config_require_vec3(b, "max", hi_b));
         GF_TRY(gf_materials_lookup(m, b, "material", &bm));
-        if (gf_walls_add_box(w, lo_b, hi_b, bm) != GF_OK) {
-            char where[512], msg[1024];
-            snprintf(msg, sizeof msg, "%s", gf_error_message());
-            return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),
-                            msg);
-        }
+        char where[512];
+        GF_TRY(gf_error_context(gf_walls_add_box(w, lo_b, hi_b, bm), "%s",
+                                gf_config_block_where(b, where, sizeof where)));
     }
     size_t nc = gf_config_section_count(db, "Cylinder");
     for (size_t k = 0; k < nc; ++k) {
@@ -251,12 +245,9 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         GF_TRY(gf_config_require_double(b, "radius", &radius));
         GF_TRY(gf_config_require_double(b, "length", &length));
         GF_TRY(gf_materials_lookup(m, b, "material", &cm));
-        if (gf_walls_add_cylinder(w, c, a, radius, length, cm) != GF_OK) {
-            char where[512], msg[1024];
-            snprintf(msg, sizeof msg, "%s", gf_error_message());
-            return GF_ERROR(GF_ERR_INPUT, "%s: %s", gf_config_block_where(b, where, sizeof where),
-                            msg);
-        }
+        char where[512];
+        GF_TRY(gf_error_context(gf_walls_add_cylinder(w, c, a, radius, length, cm), "%s",
+                                gf_config_block_where(b, where, sizeof where)));
     }
     return GF_OK;
 }

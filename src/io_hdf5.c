@@ -355,15 +355,36 @@ static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *f
                cfg, NULL, "the effective configuration of the run (defaults filled in)");
 }
 
+/* Where this rank's n rows start in a dataset, and the rows of all ranks. */
+static gf_status row_range(const gf_sim *sim, size_t n, int64_t *offset, int64_t *global) {
+    *offset = 0;
+    *global = (int64_t)n;
+    if (sim->par) {
+        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, offset));
+        GF_TRY(gf_par_allreduce_i64(sim->par, global, 1, GF_PAR_SUM));
+    }
+    return GF_OK;
+}
+
+/* The attribute that finds a rank's rows: the offsets of all ranks and the total. */
+static void write_rank_offsets(h5file *f, hid_t g, int64_t offset, int64_t global) {
+    long long mine = offset, *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
+    if (!offs) {
+        H5_FAIL(f, "out of memory");
+        return;
+    }
+    MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
+    offs[f->size] = global;
+    attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
+    free(offs);
+}
+
 /* Particle rows of this rank, sorted by id, and the group offsets of all ranks. */
 static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t *global_out) {
     const gf_particles *p = &sim->particles;
     size_t n = p->n_local;
-    int64_t offset = 0, global = (int64_t)n;
-    if (sim->par) {
-        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
-        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
-    }
+    int64_t offset, global;
+    GF_TRY(row_range(sim, n, &offset, &global));
     *global_out = global;
     size_t *order = gf_malloc(n + 1, sizeof *order);
     double *buf = gf_malloc(4 * n + 1, sizeof *buf);
@@ -427,19 +448,9 @@ static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t
     }
 #undef VEC
     /* Where each rank's rows start: the index for finding a particle by id. */
-    long long *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
-    if (offs) {
-        long long mine = offset;
-        MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
-        offs[f->size] = global;
-        attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
-        attr_string(f, g, "order",
-                    full ? "in memory order within each rank"
-                         : "sorted by id within each rank's rows");
-        free(offs);
-    } else {
-        H5_FAIL(f, "out of memory");
-    }
+    write_rank_offsets(f, g, offset, global);
+    attr_string(f, g, "order",
+                full ? "in memory order within each rank" : "sorted by id within each rank's rows");
     if (g >= 0)
         H5Gclose(g);
     free(order);
@@ -452,11 +463,8 @@ static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t
 static gf_status write_contacts(h5file *f, const gf_sim *sim) {
     const gf_contacts *c = &sim->contacts;
     size_t n = c->count;
-    int64_t offset = 0, global = (int64_t)n;
-    if (sim->par) {
-        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
-        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
-    }
+    int64_t offset, global;
+    GF_TRY(row_range(sim, n, &offset, &global));
     int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
     double *buf = gf_malloc(3 * n + 1, sizeof *buf);
     if (!ids || !buf) {
@@ -499,11 +507,8 @@ static gf_status write_contacts(h5file *f, const gf_sim *sim) {
 static gf_status write_warmstart(h5file *f, const gf_sim *sim) {
     const gf_warmstart *ws = &sim->warm;
     size_t n = ws->n;
-    int64_t offset = 0, global = (int64_t)n;
-    if (sim->par) {
-        GF_TRY(gf_par_exscan_i64(sim->par, (int64_t)n, &offset));
-        GF_TRY(gf_par_allreduce_i64(sim->par, &global, 1, GF_PAR_SUM));
-    }
+    int64_t offset, global;
+    GF_TRY(row_range(sim, n, &offset, &global));
     int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
     double *buf = gf_malloc(3 * n + 1, sizeof *buf);
     if (!ids || !buf) {
@@ -523,13 +528,7 @@ static gf_status write_warmstart(h5file *f, const gf_sim *sim) {
                "the contact's key: (smaller id, larger id) or (id, -1 - wall)");
     dset_write(f, g, "impulse", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "N s",
                "world-frame impulse on the first particle of the pair");
-    long long mine = offset, *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
-    if (offs) {
-        MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
-        offs[f->size] = global;
-        attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
-        free(offs);
-    }
+    write_rank_offsets(f, g, offset, global);
     if (g >= 0)
         H5Gclose(g);
     free(ids);

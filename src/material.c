@@ -80,12 +80,9 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         double density;
         GF_TRY(gf_config_require_string(b, "name", name, sizeof name));
         GF_TRY(gf_config_require_double(b, "density", &density));
-        gf_status st = gf_materials_add(m, name, density, mu, NULL);
-        if (st != GF_OK) {
-            char where[512], msg[1024];
-            snprintf(msg, sizeof msg, "%s", gf_error_message());
-            return GF_ERROR(st, "%s: %s", gf_config_block_where(b, where, sizeof where), msg);
-        }
+        char where[512];
+        GF_TRY(gf_error_context(gf_materials_add(m, name, density, mu, NULL), "%s",
+                                gf_config_block_where(b, where, sizeof where)));
     }
     size_t npair = gf_config_section_count(mb, "Pair");
     for (size_t k = 0; k < npair; ++k) {

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gf_status mpi_check(int rc, const char *what, const char *file, int line) {
+#include "par_internal.h"
+
+gf_status gf_par_check(int rc, const char *what, const char *file, int line) {
     if (rc == MPI_SUCCESS)
         return GF_OK;
     char text[MPI_MAX_ERROR_STRING];
@@ -11,8 +13,6 @@ static gf_status mpi_check(int rc, const char *what, const char *file, int line)
     MPI_Error_string(rc, text, &len);
     return gf_error_set(GF_ERR_MPI, file, line, "%s failed: %s", what, text);
 }
-
-#define MPI_TRY(call) GF_TRY(mpi_check((call), #call, __FILE__, __LINE__))
 
 gf_status gf_par_init(int *argc, char ***argv, gf_par *par) {
     int started = 0;

@@ -3,16 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gf_status mpi_check(int rc, const char *what, const char *file, int line) {
-    if (rc == MPI_SUCCESS)
-        return GF_OK;
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    return gf_error_set(GF_ERR_MPI, file, line, "%s failed: %s", what, text);
-}
-
-#define MPI_TRY(call) GF_TRY(mpi_check((call), #call, __FILE__, __LINE__))
+#include "par_internal.h"
 
 /* Each exchange uses tag and tag + 1 (sizes, data), plus 10 for the second direction. */
 enum {
@@ -434,12 +425,26 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
     return GF_OK;
 }
 
+/* With every neighbour k at once: receives its rows recv_off[k] .. recv_off[k+1] - 1 and sends
+ * rows send_off[k] .. send_off[k+1] - 1, six doubles a row. */
+static gf_status swap_rows(gf_exchange *x, double *recv, const int *recv_off, double *send,
+                           const int *send_off, int tag) {
+    MPI_Request req[54];
+    int nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(recv + 6 * recv_off[k], 6 * (recv_off[k + 1] - recv_off[k]), MPI_DOUBLE,
+                          x->nbr_rank[k], tag, x->cart, &req[nreq++]));
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(send + 6 * send_off[k], 6 * (send_off[k + 1] - send_off[k]), MPI_DOUBLE,
+                          x->nbr_rank[k], tag, x->cart, &req[nreq++]));
+    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    return GF_OK;
+}
+
 gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
     size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
     GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
     double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
-    MPI_Request req[54];
-    int nreq = 0;
     /* 1: ghost velocity changes to the owners. */
     for (size_t i = 0; i < nrecv; ++i) {
         size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
@@ -448,13 +453,7 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             gbuf[6 * i + 3 + k] = p->w[k][gi] - x->v0[3 + k][g];
         }
     }
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Irecv(obuf + 6 * x->send_off[k], 6 * (x->send_off[k + 1] - x->send_off[k]),
-                          MPI_DOUBLE, x->nbr_rank[k], TAG_CORR, x->cart, &req[nreq++]));
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Isend(gbuf + 6 * x->recv_off[k], 6 * (x->recv_off[k + 1] - x->recv_off[k]),
-                          MPI_DOUBLE, x->nbr_rank[k], TAG_CORR, x->cart, &req[nreq++]));
-    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    GF_TRY(swap_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
     for (size_t i = 0; i < nsend; ++i) {
         size_t li = (size_t)x->send_idx[i];
         for (int k = 0; k < 3; ++k) {
@@ -470,14 +469,7 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             obuf[6 * i + 3 + k] = p->w[k][li];
         }
     }
-    nreq = 0;
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Irecv(gbuf + 6 * x->recv_off[k], 6 * (x->recv_off[k + 1] - x->recv_off[k]),
-                          MPI_DOUBLE, x->nbr_rank[k], TAG_VEL, x->cart, &req[nreq++]));
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Isend(obuf + 6 * x->send_off[k], 6 * (x->send_off[k + 1] - x->send_off[k]),
-                          MPI_DOUBLE, x->nbr_rank[k], TAG_VEL, x->cart, &req[nreq++]));
-    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    GF_TRY(swap_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
     for (size_t i = 0; i < nrecv; ++i) {
         size_t gi = (size_t)x->recv_idx[i];
         for (int k = 0; k < 3; ++k) {

@@ -210,12 +210,8 @@ static gf_status update_margin(gf_sim *sim) {
     double v = m[0] + g * sim->dt;
     sim->margin = sim->margin_tolerance + sim->dt * (2.0 * v + vwall);
     if (sim->distributed) {
-        gf_status st = gf_decomp_check_range(&sim->xch.decomp, 2.0 * m[1] + sim->margin);
-        if (st != GF_OK) {
-            char msg[1200];
-            snprintf(msg, sizeof msg, "%s", gf_error_message());
-            return GF_ERROR(st, "step %ld (fastest particle %g m/s): %s", sim->step, m[0], msg);
-        }
+        GF_TRY(gf_error_context(gf_decomp_check_range(&sim->xch.decomp, 2.0 * m[1] + sim->margin),
+                                "step %ld (fastest particle %g m/s)", sim->step, m[0]));
     }
     return GF_OK;
 }
@@ -317,11 +313,7 @@ gf_status gf_sim_step(gf_sim *sim) {
         st = gf_warmstart_store(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_SOLVE);
     tm->elapsed[GF_TIMER_SOLVE] -= tm->elapsed[GF_TIMER_COMM] - comm_before;
-    if (st != GF_OK) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "%s", gf_error_message());
-        return GF_ERROR(st, "step %ld: %s", sim->step, msg);
-    }
+    GF_TRY(gf_error_context(st, "step %ld", sim->step));
 
     gf_timer_start(tm, GF_TIMER_INTEGRATE);
     gf_integrate_positions(&sim->particles, sim->dt);

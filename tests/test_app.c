@@ -195,6 +195,10 @@ static void test_channel(void **state) {
     expect(args, 1, "first inflow layer: 1300 particles", "2.766e+06 particles/s");
     snprintf(args, sizeof args, "%s/configs/channel.cfg --dry-run --ranks 64", GF_SOURCE_DIR);
     expect(args, 0, "needs 640 ranks", NULL);
+    /* A bad obstacle is reported at its block. */
+    snprintf(args, sizeof args, "%s/configs/channel-demo.cfg --check '-Domain.Box.max=<0,1,1>'",
+             GF_SOURCE_DIR);
+    expect(args, 0, "channel-demo.cfg:13: a box needs max > min", NULL);
     char common[1024];
     snprintf(common, sizeof common,
              "%s/configs/channel-demo.cfg -Output.directory=%s/ch -Output.snapshot_every=100 "

@@ -28,6 +28,26 @@ static void expect_parse_error(const char *text, size_t len, const char *frag1, 
                  frag2 ? frag2 : "");
 }
 
+/* Context goes in front of the cause's message, which keeps its status and source position. */
+static void test_error_context(void **state) {
+    (void)state;
+    assert_int_equal(gf_error_context(GF_OK, "unused"), GF_OK);
+    gf_status st = gf_error_set(GF_ERR_IO, "src/cause.c", 12, "cannot read '%s'", "x.h5");
+    assert_int_equal(gf_error_context(st, "step %d", 7), GF_ERR_IO);
+    assert_string_equal(gf_error_message(), "step 7: cannot read 'x.h5' (cause.c:12)");
+    assert_int_equal(gf_error_status(), GF_ERR_IO);
+    /* Repeated context on a long message stays within the buffer, cut at its end. */
+    char long_text[1500];
+    memset(long_text, 'a', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    gf_error_set(GF_ERR_INPUT, "f.c", 1, "%s", long_text);
+    for (int k = 0; k < 4; ++k)
+        gf_error_context(GF_ERR_INPUT, "level %d", k);
+    assert_int_equal(strncmp(gf_error_message(), "level 3: level 2: level 1: level 0: aaa", 39), 0);
+    assert_true(strlen(gf_error_message()) < 2048);
+    gf_error_clear();
+}
+
 static void test_values(void **state) {
     (void)state;
     gf_config *cfg = parse_ok("// a comment\n"
@@ -263,10 +283,10 @@ static void test_read_file(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_values),       cmocka_unit_test(test_type_errors),
-        cmocka_unit_test(test_unknown_keys), cmocka_unit_test(test_overrides),
-        cmocka_unit_test(test_malformed),    cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_error_context), cmocka_unit_test(test_values),
+        cmocka_unit_test(test_type_errors),   cmocka_unit_test(test_unknown_keys),
+        cmocka_unit_test(test_overrides),     cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_fuzz),          cmocka_unit_test(test_read_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,11 @@ gf_status gf_error_set(gf_status status, const char *src_file, int src_line, con
 
 #define GF_ERROR(status, ...) gf_error_set((status), __FILE__, __LINE__, __VA_ARGS__)
 
+/* For a failing status: puts "context: " in front of the recorded message (whose source position
+ * stays that of the cause) and returns status; GF_OK passes through untouched. */
+gf_status gf_error_context(gf_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Propagates a failing status unchanged; the message of the first failure stays. */
 #define GF_TRY(expr)                                                                               \
     do {                                                                                           \

@@ -129,6 +129,14 @@ static gf_status observe(void *ctx, gf_sim *sim, int *stop) {
     return gf_output_observe(obs->out, sim, stop);
 }
 
+/* The blocks read after the simulation's, then the check that every key was used. */
+static gf_status configure_output(gf_config *cfg, const gf_sim *sim, gf_output *out,
+                                  gf_stats *stats) {
+    GF_TRY(gf_output_configure(out, gf_config_root(cfg)));
+    GF_TRY(gf_stats_configure(stats, gf_config_root(cfg), sim));
+    return gf_config_check_unused(cfg);
+}
+
 int main(int argc, char **argv) {
     gf_par par;
     if (gf_par_init(&argc, &argv, &par) != GF_OK) {
@@ -166,11 +174,7 @@ int main(int argc, char **argv) {
         if (par.rank == 0) {
             st = gf_sim_dry_run(&sim, cfg, o.dry_ranks ? o.dry_ranks : par.size);
             if (st == GF_OK)
-                st = gf_output_configure(&out, gf_config_root(cfg));
-            if (st == GF_OK)
-                st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
-            if (st == GF_OK)
-                st = gf_config_check_unused(cfg);
+                st = configure_output(cfg, &sim, &out, &stats);
         }
         failed = report(&par, st);
         gf_output_free(&out);
@@ -182,11 +186,7 @@ int main(int argc, char **argv) {
     if (!failed) {
         st = gf_sim_configure(&sim, cfg, o.restart == NULL);
         if (st == GF_OK)
-            st = gf_output_configure(&out, gf_config_root(cfg));
-        if (st == GF_OK)
-            st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
-        if (st == GF_OK)
-            st = gf_config_check_unused(cfg);
+            st = configure_output(cfg, &sim, &out, &stats);
         char *eff = NULL;
         if (st == GF_OK)
             st = gf_config_dump(cfg, &eff);

@@ -56,38 +56,36 @@ void gf_canvas_rect(gf_canvas *c, int x0, int y0, int x1, int y1, const uint8_t 
             gf_canvas_pixel(c, x, y, col);
 }
 
-int gf_canvas_text(gf_canvas *c, int x, int y, const char *s, int scale, const uint8_t col[3]) {
-    int x_start = x;
-    for (; *s; ++s) {
+/* Text along x, or rotated 90 degrees counter-clockwise reading bottom to top from (x, y).
+ * Returns the length drawn. */
+static int draw_text(gf_canvas *c, int x, int y, const char *s, int scale, const uint8_t col[3],
+                     int vertical) {
+    int at = 0;
+    for (; *s; ++s, at += 6 * scale) {
         int ch = (unsigned char)*s;
-        if (ch < 32 || ch > 126)
-            ch = '?';
-        const unsigned char *g = gf_font5x7[ch - 32];
+        const unsigned char *g = gf_font5x7[(ch < 32 || ch > 126 ? '?' : ch) - 32];
         for (int r = 0; r < 7; ++r)
-            for (int k = 0; k < 5; ++k)
-                if (g[r] & (0x10 >> k))
-                    gf_canvas_rect(c, x + k * scale, y + r * scale, x + (k + 1) * scale - 1,
-                                   y + (r + 1) * scale - 1, col);
-        x += 6 * scale;
+            for (int k = 0; k < 5; ++k) {
+                if (!(g[r] & (0x10 >> k)))
+                    continue;
+                if (vertical)
+                    gf_canvas_rect(c, x + r * scale, y - at - (k + 1) * scale + 1,
+                                   x + (r + 1) * scale - 1, y - at - k * scale, col);
+                else
+                    gf_canvas_rect(c, x + at + k * scale, y + r * scale,
+                                   x + at + (k + 1) * scale - 1, y + (r + 1) * scale - 1, col);
+            }
     }
-    return x - x_start;
+    return at;
+}
+
+int gf_canvas_text(gf_canvas *c, int x, int y, const char *s, int scale, const uint8_t col[3]) {
+    return draw_text(c, x, y, s, scale, col, 0);
 }
 
 void gf_canvas_text_vertical(gf_canvas *c, int x, int y, const char *s, int scale,
                              const uint8_t col[3]) {
-    /* Rotated 90 degrees counter-clockwise, reading bottom to top from (x, y). */
-    for (; *s; ++s) {
-        int ch = (unsigned char)*s;
-        if (ch < 32 || ch > 126)
-            ch = '?';
-        const unsigned char *g = gf_font5x7[ch - 32];
-        for (int r = 0; r < 7; ++r)
-            for (int k = 0; k < 5; ++k)
-                if (g[r] & (0x10 >> k))
-                    gf_canvas_rect(c, x + r * scale, y - (k + 1) * scale + 1,
-                                   x + (r + 1) * scale - 1, y - k * scale, col);
-        y -= 6 * scale;
-    }
+    draw_text(c, x, y, s, scale, col, 1);
 }
 
 int gf_canvas_write(const gf_canvas *c, const char *path) {
