@@ -29,8 +29,6 @@ gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *
     char def[1024];
     snprintf(def, sizeof def, "%s/stats.csv", dir);
     GF_TRY(gf_config_get_string(b, "file", def, st->file, sizeof st->file));
-    st->last_time = st->first_time = sim->time;
-    st->first_created = sim->created_inflow;
     return GF_OK;
 }
 

@@ -36,7 +36,8 @@ typedef struct {
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim);
 /* Collective. Samples on the schedule (or always with force). */
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force);
-/* Collective, just before the first step of this run (restarted: from a checkpoint). */
+/* Collective, just before the first step of this run (restarted: from a checkpoint): the
+ * reference time, inflow count and outflow mass the samples are taken against. */
 gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted);
 /* Rank 0 prints the averages; closes the CSV. */
 void gf_stats_finish(gf_stats *st, const gf_sim *sim);
