@@ -8,6 +8,8 @@
 
 static char last_message[2048];
 static gf_status last_status = GF_OK;
+static int last_agreed = 0;
+static int last_origin = -1;
 
 gf_status gf_error_set(gf_status status, const char *src_file, int src_line, const char *fmt, ...) {
     char text[1800];
@@ -20,6 +22,8 @@ gf_status gf_error_set(gf_status status, const char *src_file, int src_line, con
     snprintf(last_message, sizeof last_message, "%s (%s:%d)", text, base ? base + 1 : src_file,
              src_line);
     last_status = status;
+    last_agreed = 0;
+    last_origin = -1;
     return status;
 }
 
@@ -52,6 +56,32 @@ gf_status gf_error_status(void) {
 void gf_error_clear(void) {
     last_message[0] = '\0';
     last_status = GF_OK;
+    last_agreed = 0;
+    last_origin = -1;
+}
+
+int gf_error_agreed(void) {
+    return last_agreed;
+}
+
+int gf_error_origin(void) {
+    return last_origin;
+}
+
+gf_status gf_error_everywhere(gf_status status) {
+    if (status != GF_OK) {
+        last_agreed = 1;
+        last_origin = 0;
+    }
+    return status;
+}
+
+void gf_error_adopt(gf_status status, const char *message, int origin) {
+    if (message != last_message)
+        snprintf(last_message, sizeof last_message, "%s", message);
+    last_status = status;
+    last_agreed = 1;
+    last_origin = origin;
 }
 
 const char *gf_status_name(gf_status status) {

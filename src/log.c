@@ -28,8 +28,8 @@ void gf_log_info(const char *fmt, ...) {
     fflush(stdout);
 }
 
-static void log_to_stderr(const char *kind, const char *fmt, va_list ap) {
-    fprintf(stderr, "[rank %d] %s: ", log_rank, kind);
+static void log_to_stderr(int rank, const char *kind, const char *fmt, va_list ap) {
+    fprintf(stderr, "[rank %d] %s: ", rank, kind);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     fflush(stderr);
@@ -38,7 +38,7 @@ static void log_to_stderr(const char *kind, const char *fmt, va_list ap) {
 void gf_log_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    log_to_stderr("error", fmt, ap);
+    log_to_stderr(log_rank, "error", fmt, ap);
     va_end(ap);
 }
 
@@ -47,6 +47,13 @@ void gf_log_warn(const char *fmt, ...) {
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_to_stderr("warning", fmt, ap);
+    log_to_stderr(log_rank, "warning", fmt, ap);
+    va_end(ap);
+}
+
+void gf_log_error_from(int origin, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_to_stderr(origin >= 0 ? origin : log_rank, "error", fmt, ap);
     va_end(ap);
 }

@@ -1,8 +1,10 @@
 #include "granflow/par.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/log.h"
 #include "par_internal.h"
 
 gf_status gf_par_check(int rc, const char *what, const char *file, int line) {
@@ -40,16 +42,51 @@ void gf_par_abort(const gf_par *par, int code) {
 }
 
 gf_status gf_par_agree(const gf_par *par, gf_status local, int *first_rank) {
-    int mine[2] = {local != GF_OK ? par->rank : par->size, 0};
+    int mine = local != GF_OK ? par->rank : par->size;
     int lowest = par->size;
-    MPI_TRY(MPI_Allreduce(mine, &lowest, 1, MPI_INT, MPI_MIN, par->comm));
+    MPI_TRY(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, par->comm));
     if (first_rank)
         *first_rank = lowest;
     if (lowest == par->size)
         return GF_OK;
-    int status = (int)local;
-    MPI_TRY(MPI_Bcast(&status, 1, MPI_INT, lowest, par->comm));
-    return (gf_status)status;
+    /* Every rank gets the finder's status and message, so that whichever rank reports it (also
+     * after a later, nested agreement) prints what was found, not its own empty message. */
+    struct {
+        int status, origin;
+        char text[2048];
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    if (par->rank == lowest) {
+        msg.status = (int)local;
+        /* A failure adopted from an earlier agreement keeps the rank that found it. */
+        msg.origin = gf_error_agreed() ? gf_error_origin() : par->rank;
+        snprintf(msg.text, sizeof msg.text, "%s", gf_error_message());
+    }
+    MPI_TRY(MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, lowest, par->comm));
+    gf_error_adopt((gf_status)msg.status, msg.text, msg.origin);
+    return (gf_status)msg.status;
+}
+
+int gf_par_conclude(const gf_par *par, gf_status st, int setup) {
+    if (st != GF_OK && !gf_error_agreed() && !(setup && st == GF_ERR_INPUT))
+        gf_par_fail_alone(par, st);
+    int first = 0;
+    gf_status all = gf_par_agree(par, st, &first);
+    if (all == GF_OK)
+        return 0;
+    if (par->rank == first)
+        gf_log_error_from(gf_error_origin(), "%s: %s", gf_status_name(all), gf_error_message());
+    return 1;
+}
+
+void gf_par_fail_alone(const gf_par *par, gf_status status) {
+    int rank = par ? par->rank : 0;
+    fprintf(stderr, "[rank %d] error: %s: %s\n", rank, gf_status_name(status), gf_error_message());
+    fprintf(stderr, "[rank %d] the job is aborted: the other ranks cannot know of this failure\n",
+            rank);
+    fflush(stderr);
+    fflush(stdout);
+    MPI_Abort(par ? par->comm : MPI_COMM_WORLD, 1);
 }
 
 gf_status gf_par_bcast_text(const gf_par *par, int root, char **text, size_t *len) {

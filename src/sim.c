@@ -161,12 +161,16 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
 
     gf_lattice lat;
     GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi));
-    sim->margin_tolerance = frac * lat.radius;
+    /* In radii of the particles present (lattice, inflow, restart or particle file alike). */
+    sim->margin_tolerance = 0.0;
+    sim->margin_fraction = frac;
+    double rmax =
+        fmax(lat.enabled ? lat.radius : 0.0, sim->inflow.enabled ? sim->inflow.radius : 0.0);
 
     /* Everything below is collective; the input checks above are the same on every rank. */
     if (sim->par && !sim->dry_run) {
         GF_TRY(gf_sim_decompose(sim, dims, sim->periodic, sim->lo, sim->hi));
-        GF_TRY(gf_decomp_check_range(&sim->xch.decomp, 2.0 * lat.radius + sim->margin_tolerance));
+        GF_TRY(gf_decomp_check_range(&sim->xch.decomp, (2.0 + frac) * rmax));
     }
     sim->lattice = lat;
     if (!generate)
@@ -208,10 +212,13 @@ static gf_status update_margin(gf_sim *sim) {
     double g = sqrt(sim->gravity[0] * sim->gravity[0] + sim->gravity[1] * sim->gravity[1] +
                     sim->gravity[2] * sim->gravity[2]);
     double v = m[0] + g * sim->dt;
-    sim->margin = sim->margin_tolerance + sim->dt * (2.0 * v + vwall);
+    sim->margin = sim->margin_tolerance + sim->margin_fraction * m[1] + sim->dt * (2.0 * v + vwall);
+    sim->max_radius = m[1];
     if (sim->distributed) {
-        GF_TRY(gf_error_context(gf_decomp_check_range(&sim->xch.decomp, 2.0 * m[1] + sim->margin),
-                                "step %ld (fastest particle %g m/s)", sim->step, m[0]));
+        /* From reduced maxima: every rank finds this alike. */
+        GF_TRY(gf_error_everywhere(
+            gf_error_context(gf_decomp_check_range(&sim->xch.decomp, 2.0 * m[1] + sim->margin),
+                             "fastest particle %g m/s", m[0])));
     }
     return GF_OK;
 }
@@ -223,14 +230,8 @@ static gf_status exchange(gf_sim *sim) {
         GF_TRY(gf_exchange_migrate(&sim->xch, &sim->particles,
                                    sim->solver_params.warm_start ? &sim->warm : NULL));
     GF_TRY(update_margin(sim));
-    if (sim->distributed) {
-        double rmax = 0.0;
-        for (size_t i = 0; i < sim->particles.n_local; ++i)
-            rmax = sim->particles.radius[i] > rmax ? sim->particles.radius[i] : rmax;
-        double m = rmax;
-        GF_TRY(gf_par_allreduce_double(sim->par, &m, 1, GF_PAR_MAX));
-        GF_TRY(gf_exchange_ghosts(&sim->xch, &sim->particles, 2.0 * m + sim->margin));
-    }
+    if (sim->distributed)
+        GF_TRY(gf_exchange_ghosts(&sim->xch, &sim->particles, 2.0 * sim->max_radius + sim->margin));
     sim->ghosts_ready = 1;
     return GF_OK;
 }
@@ -258,6 +259,36 @@ static gf_status check_state(const gf_sim *sim) {
                             p->v[0][i], p->v[1][i], p->v[2][i]);
     }
     return GF_OK;
+}
+
+/* The figures of this step's contacts, before integration and migration reorder the particles;
+ * the run's sums and maxima, and the solver's convergence. */
+static void contact_figures(gf_sim *sim) {
+    const gf_particles *p = &sim->particles;
+    const gf_contacts *c = &sim->contacts;
+    gf_contact_figures f = {(int64_t)c->count, 0, 0, 0.0, 0.0};
+    for (size_t j = 0; j < c->count; ++j) {
+        f.loaded += c->lambda[0][j] > 0.0;
+        double pen = -c->gap[j];
+        if (pen < 0.0)
+            continue;
+        f.touching++;
+        double r = p->radius[c->i1[j]];
+        if (c->i2[j] >= 0)
+            r = fmin(r, p->radius[c->i2[j]]);
+        f.max_penetration = fmax(f.max_penetration, pen);
+        f.max_penetration_rel = fmax(f.max_penetration_rel, pen / r);
+    }
+    sim->figures = f;
+    gf_contact_figures *run = &sim->run_figures;
+    run->solved += f.solved;
+    run->touching += f.touching;
+    run->loaded += f.loaded;
+    run->max_penetration = fmax(run->max_penetration, f.max_penetration);
+    run->max_penetration_rel = fmax(run->max_penetration_rel, f.max_penetration_rel);
+    sim->stepped_particles += (int64_t)p->n_local;
+    sim->total_iterations += sim->last_solve.iterations;
+    sim->unconverged_steps += !sim->last_solve.converged;
 }
 
 /* The solver's view of the exchange: velocity synchronisation and global maxima, with their
@@ -313,7 +344,9 @@ gf_status gf_sim_step(gf_sim *sim) {
         st = gf_warmstart_store(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_SOLVE);
     tm->elapsed[GF_TIMER_SOLVE] -= tm->elapsed[GF_TIMER_COMM] - comm_before;
-    GF_TRY(gf_error_context(st, "step %ld", sim->step));
+    GF_TRY(st);
+
+    contact_figures(sim);
 
     gf_timer_start(tm, GF_TIMER_INTEGRATE);
     gf_integrate_positions(&sim->particles, sim->dt);
@@ -339,8 +372,6 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_timer_stop(tm, GF_TIMER_COMM);
     GF_TRY(st);
 
-    sim->total_iterations += sim->last_solve.iterations;
-    sim->total_contacts += (int64_t)sim->contacts.count;
     if (sim->check_every > 0 && sim->step % sim->check_every == 0)
         GF_TRY(gf_sim_check_particles(sim));
     return GF_OK;
@@ -469,10 +500,12 @@ gf_status gf_sim_check_particles(gf_sim *sim) {
     free(now);
     free(before);
     GF_TRY(st);
-    return GF_ERROR(GF_ERR_STATE,
-                    "particle accounting failed at step %ld: %lld particles exist but %lld are "
-                    "expected (created minus deleted)%s",
-                    sim->step, (long long)n, (long long)sim->expected_particles, detail);
+    /* Every rank finds the mismatch; rank 0's message has the details. */
+    return gf_error_everywhere(
+        GF_ERROR(GF_ERR_STATE,
+                 "particle accounting failed at step %ld: %lld particles exist but %lld are "
+                 "expected (created minus deleted)%s",
+                 sim->step, (long long)n, (long long)sim->expected_particles, detail));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -490,22 +523,26 @@ static void format_duration(double s, char *buf, size_t size) {
 }
 
 static gf_status progress(gf_sim *sim, long done, long todo) {
-    double sum[1] = {(double)sim->contacts.count};
+    const gf_contact_figures *f = &sim->figures;
+    /* Counts summed over ranks; the sweeps and residual are the same on every rank. */
+    int64_t n[4] = {(int64_t)sim->particles.n_local, f->solved, f->touching, f->loaded};
     double mx[2] = {(double)sim->last_solve.iterations, sim->last_solve.residual};
-    int64_t n = (int64_t)sim->particles.n_local;
     if (sim->par) {
-        GF_TRY(gf_par_allreduce_double(sim->par, sum, 1, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_i64(sim->par, n, 4, GF_PAR_SUM));
         GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
-        GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
     }
     double wall = gf_wtime() - sim->start_wtime;
     double eta = done > 0 ? wall / (double)done * (double)(todo - done) : NAN;
-    char ws[32], es[32];
+    char ws[32], es[32], unconv[64] = "";
     format_duration(wall, ws, sizeof ws);
     format_duration(eta, es, sizeof es);
-    gf_log_info("step %8ld  t %.6e s  particles %lld  contacts %.0f  iterations %3.0f  "
-                "residual %.2e  wall %s  ETA %s",
-                sim->step, sim->time, (long long)n, sum[0], mx[0], mx[1], ws, es);
+    if (sim->unconverged_steps > 0)
+        snprintf(unconv, sizeof unconv, "  unconverged %ld", sim->unconverged_steps);
+    gf_log_info("step %8ld  t %.6e s  particles %lld  contacts %lld (touching %lld, loaded "
+                "%lld)  sweeps %3.0f%s  residual %.2e%s  wall %s  ETA %s",
+                sim->step, sim->time, (long long)n[0], (long long)n[1], (long long)n[2],
+                (long long)n[3], mx[0], sim->last_solve.converged ? "" : "!", mx[1], unconv, ws,
+                es);
     return GF_OK;
 }
 
@@ -519,7 +556,9 @@ gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
     sim->first_step = first;
     int stop = 0;
     while (sim->step < sim->steps && !stop) {
-        GF_TRY(gf_sim_step(sim));
+        long step = sim->step + 1;
+        double t = sim->time;
+        GF_TRY(gf_error_context(gf_sim_step(sim), "step %ld (from t = %.9g s)", step, t));
         if (observer)
             GF_TRY(observer(ctx, sim, &stop));
         if (sim->progress_every > 0 &&
@@ -536,21 +575,30 @@ void gf_sim_print_summary(gf_sim *sim) {
     double mn[GF_TIMER_COUNT], mx[GF_TIMER_COUNT], avg[GF_TIMER_COUNT];
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
-    int64_t counts[3] = {(int64_t)sim->particles.n_local, sim->total_contacts,
-                         sim->total_iterations};
+    const gf_contact_figures *rf = &sim->run_figures;
+    int64_t counts[5] = {(int64_t)sim->particles.n_local, sim->stepped_particles, rf->solved,
+                         rf->touching, rf->loaded};
+    double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
         if (gf_par_allreduce_double(sim->par, mn, GF_TIMER_COUNT, GF_PAR_MIN) != GF_OK ||
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 2, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
+            gf_par_allreduce_i64(sim->par, counts, 5, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
     }
     double total = avg[GF_TIMER_TOTAL];
-    gf_log_info("\nrun summary: %ld steps, t = %.6e s, %lld particles on %d rank(s)", sim->step,
-                sim->time, (long long)counts[0], nranks);
+    long run = sim->step - sim->first_step;
+    if (sim->first_step > 0)
+        gf_log_info("\nrun summary: %ld steps (%ld to %ld, restarted), t = %.6e s, %lld particles "
+                    "on %d rank(s)",
+                    run, sim->first_step, sim->step, sim->time, (long long)counts[0], nranks);
+    else
+        gf_log_info("\nrun summary: %ld steps, t = %.6e s, %lld particles on %d rank(s)", run,
+                    sim->time, (long long)counts[0], nranks);
     gf_log_info("  %-12s %11s %11s %11s %8s", "phase", "min (s)", "avg (s)", "max (s)", "% total");
     for (int k = GF_TIMER_DETECT; k < GF_TIMER_COUNT; ++k)
         gf_log_info("  %-12s %11.4f %11.4f %11.4f %7.1f%%", gf_timer_name((gf_timer_id)k), mn[k],
@@ -562,14 +610,24 @@ void gf_sim_print_summary(gf_sim *sim) {
                 total > 0 ? 100.0 * other / total : 0.0);
     gf_log_info("  %-12s %11.4f %11.4f %11.4f", "total", mn[GF_TIMER_TOTAL], total,
                 mx[GF_TIMER_TOTAL]);
-    long run = sim->step - sim->first_step;
-    if (total > 0 && run > 0) {
-        double updates = (double)counts[0] * (double)run;
-        gf_log_info("  particle updates per second: %.4g total, %.4g per rank", updates / total,
-                    updates / total / nranks);
-        gf_log_info("  mean contacts per step: %.1f, mean solver sweeps per step: %.1f",
-                    (double)counts[1] / (double)run, (double)sim->total_iterations / (double)run);
-    }
+    if (run <= 0)
+        return;
+    double steps = (double)run;
+    if (total > 0)
+        gf_log_info("  particle updates per second: %.4g total, %.4g per rank (%.4g particles "
+                    "stepped per step on average)",
+                    (double)counts[1] / total, (double)counts[1] / total / nranks,
+                    (double)counts[1] / steps);
+    gf_log_info("  contacts per step: %.1f solved, %.1f touching (gap <= 0), %.1f loaded "
+                "(normal impulse > 0)",
+                (double)counts[2] / steps, (double)counts[3] / steps, (double)counts[4] / steps);
+    gf_log_info("  solver sweeps per step: %.1f; steps that ended at max_iterations without "
+                "converging: %ld (%.1f%%)",
+                (double)sim->total_iterations / steps, sim->unconverged_steps,
+                100.0 * (double)sim->unconverged_steps / steps);
+    gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
+                "radius of the pair",
+                pen[0], 100.0 * pen[1]);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -604,7 +662,7 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
     for (int r = 0; r < nranks; ++r)
         d.rank_of[r] = r;
     double r = sim->lattice.enabled ? sim->lattice.radius : sim->inflow.radius;
-    double range = 2.0 * r + sim->margin_tolerance;
+    double range = (2.0 + sim->margin_fraction) * r;
     /* Fast particles widen the range: assume the fastest moves at the inflow speed plus spread. */
     double vmax = sim->inflow.enabled
                       ? sim->inflow.speed + 2 * hypot(sim->inflow.spread[1], sim->inflow.spread[2])

@@ -36,9 +36,10 @@ gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *
  * the new ones (rows the killed run wrote after its checkpoint are dropped, so every step appears
  * once). The kept rows are rewritten to a temporary file renamed over the old one. */
 static gf_status open_csv(gf_stats *st) {
-    static const char header[] = "step,time,particles,contacts,contacts_per_particle,"
-                                 "solid_fraction,max_penetration,max_penetration_rel,"
-                                 "kinetic_energy,outflow_mass_rate,inflow_particles\n";
+    static const char header[] =
+        "step,time,particles,contacts_solved,contacts_touching,contacts_loaded,"
+        "contacts_per_particle,loaded_contacts_per_particle,solid_fraction,max_penetration,"
+        "max_penetration_rel,kinetic_energy,outflow_mass_rate,inflow_particles,unconverged_steps\n";
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", st->file);
     char *slash = strrchr(dir, '/');
@@ -81,48 +82,55 @@ static gf_status open_csv(gf_stats *st) {
 }
 
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
+    st->since_penetration = fmax(st->since_penetration, sim->figures.max_penetration);
+    st->since_penetration_rel = fmax(st->since_penetration_rel, sim->figures.max_penetration_rel);
+    st->since_unconverged += !sim->last_solve.converged;
     if (!force && (st->every <= 0 || sim->step % st->every != 0))
         return GF_OK;
     const gf_particles *p = &sim->particles;
-    const gf_contacts *c = &sim->contacts;
-    /* Sums: particles, volume in region, contacts, kinetic energy, deleted mass. */
-    double sum[5] = {(double)p->n_local, 0.0, (double)c->count, gf_particles_kinetic_energy(p),
-                     sim->deleted_mass_local};
+    const gf_contact_figures *f = &sim->figures;
+    /* Sums: particles, volume in region, kinetic energy, deleted mass, the step's contacts. */
+    enum { N, VOL, KE, MASS, SOLVED, TOUCHING, LOADED, NSUM };
+    double sum[NSUM] = {(double)p->n_local,
+                        0.0,
+                        gf_particles_kinetic_energy(p),
+                        sim->deleted_mass_local,
+                        (double)f->solved,
+                        (double)f->touching,
+                        (double)f->loaded};
     for (size_t i = 0; i < p->n_local; ++i) {
         int in = 1;
         for (int d = 0; d < 3; ++d)
             in = in && p->x[d][i] >= st->region_lo[d] && p->x[d][i] < st->region_hi[d];
         if (in)
-            sum[1] += 4.0 / 3.0 * M_PI * p->radius[i] * p->radius[i] * p->radius[i];
+            sum[VOL] += 4.0 / 3.0 * M_PI * p->radius[i] * p->radius[i] * p->radius[i];
     }
-    /* Maxima: penetration (m) and relative to the smaller radius of the pair. */
-    double mx[2] = {0.0, 0.0};
-    for (size_t j = 0; j < c->count; ++j) {
-        double pen = -c->gap[j];
-        if (pen <= 0.0)
-            continue;
-        double r = p->radius[c->i1[j]];
-        mx[0] = fmax(mx[0], pen);
-        mx[1] = fmax(mx[1], pen / r);
-    }
+    double mx[2] = {st->since_penetration, st->since_penetration_rel};
     if (sim->par) {
-        GF_TRY(gf_par_allreduce_double(sim->par, sum, 5, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_double(sim->par, sum, NSUM, GF_PAR_SUM));
         GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
     }
+    st->since_penetration = st->since_penetration_rel = 0.0;
+    long unconverged = st->since_unconverged;
+    st->since_unconverged = 0;
     double vol = 1.0;
     for (int d = 0; d < 3; ++d)
         vol *= st->region_hi[d] - st->region_lo[d];
-    double n = sum[0], fraction = sum[1] / vol, cpp = n > 0 ? 2.0 * sum[2] / n : 0.0;
+    double n = sum[N], fraction = sum[VOL] / vol;
+    double cpp = n > 0 ? 2.0 * sum[TOUCHING] / n : 0.0, lpp = n > 0 ? 2.0 * sum[LOADED] / n : 0.0;
     double dt = sim->time - st->last_time;
-    double rate = dt > 0 ? (sum[4] - st->last_mass) / dt : 0.0;
+    double rate = dt > 0 ? (sum[MASS] - st->last_mass) / dt : 0.0;
     st->last_time = sim->time;
-    st->last_mass = sum[4];
+    st->last_mass = sum[MASS];
     st->samples++;
     st->sum_particles += n;
     st->sum_fraction += fraction;
-    st->sum_contacts += sum[2];
+    st->sum_solved += sum[SOLVED];
+    st->sum_touching += sum[TOUCHING];
+    st->sum_loaded += sum[LOADED];
     st->sum_cpp += cpp;
-    st->sum_energy += sum[3];
+    st->sum_lpp += lpp;
+    st->sum_energy += sum[KE];
     st->sum_rate += rate;
     st->max_penetration = fmax(st->max_penetration, mx[0]);
     st->max_penetration_rel = fmax(st->max_penetration_rel, mx[1]);
@@ -131,12 +139,16 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     if (root) {
         if (!st->csv)
             status = open_csv(st);
-        if (st->csv) {
-            fprintf(st->csv, "%ld,%.9g,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld\n", sim->step,
-                    sim->time, n, sum[2], cpp, fraction, mx[0], mx[1], sum[3], rate,
-                    (long long)sim->created_inflow);
-            fflush(st->csv);
-        }
+        /* A row that does not reach the disk is an error, not a silent gap in the series. */
+        if (status == GF_OK &&
+            (fprintf(st->csv,
+                     "%ld,%.9g,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%ld\n",
+                     sim->step, sim->time, n, sum[SOLVED], sum[TOUCHING], sum[LOADED], cpp, lpp,
+                     fraction, mx[0], mx[1], sum[KE], rate, (long long)sim->created_inflow,
+                     unconverged) < 0 ||
+             fflush(st->csv) != 0))
+            status = GF_ERROR(GF_ERR_IO, "writing statistics to '%s' failed: %s", st->file,
+                              strerror(errno));
     }
     if (sim->par)
         status = gf_par_agree(sim->par, status, NULL);
@@ -155,27 +167,36 @@ gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted) {
 }
 
 void gf_stats_finish(gf_stats *st, const gf_sim *sim) {
+    /* The steps after the last sample count for the run's deepest penetration too. */
+    double mx[2] = {fmax(st->max_penetration, st->since_penetration),
+                    fmax(st->max_penetration_rel, st->since_penetration_rel)};
+    if (sim->par && gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX) != GF_OK)
+        mx[0] = mx[1] = NAN; /* only the report suffers */
     int root = !sim->par || sim->par->rank == 0;
     if (root && st->samples > 0) {
         double k = (double)st->samples, span = sim->time - st->first_time;
-        double r = 0.0;
-        for (size_t i = 0; i < sim->particles.n_local && r == 0.0; ++i)
-            r = sim->particles.radius[i];
         gf_log_info("\nstatistics over %ld samples (every %ld steps), written to %s", st->samples,
                     st->every, st->file);
-        gf_log_info("  %-40s %14.1f", "avg. number of particles", st->sum_particles / k);
-        gf_log_info("  %-40s %13.2f%%", "solid volume fraction (region)",
+        gf_log_info("  %-46s %14.1f", "avg. number of particles", st->sum_particles / k);
+        gf_log_info("  %-46s %13.2f%%", "solid volume fraction (region)",
                     100 * st->sum_fraction / k);
-        gf_log_info("  %-40s %14.1f", "avg. number of contacts", st->sum_contacts / k);
-        gf_log_info("  %-40s %14.4f", "avg. contacts per particle (2C/N)", st->sum_cpp / k);
-        gf_log_info("  %-40s %14.4g", "max. penetration (m)", st->max_penetration);
-        gf_log_info("  %-40s %13.2f%%", "max. penetration (% of radius)",
-                    100 * st->max_penetration_rel);
-        gf_log_info("  %-40s %14.4g", "avg. kinetic energy (J)", st->sum_energy / k);
-        gf_log_info("  %-40s %14.4g", "avg. outflow mass rate (kg/s)", st->sum_rate / k);
+        gf_log_info("  %-46s %14.1f", "avg. contacts solved (within the margin)",
+                    st->sum_solved / k);
+        gf_log_info("  %-46s %14.1f", "avg. contacts touching (gap <= 0)", st->sum_touching / k);
+        gf_log_info("  %-46s %14.1f", "avg. contacts loaded (normal impulse > 0)",
+                    st->sum_loaded / k);
+        gf_log_info("  %-46s %14.4f", "avg. contacts per particle (2C/N, touching)",
+                    st->sum_cpp / k);
+        gf_log_info("  %-46s %14.4f", "avg. loaded contacts per particle (2C/N)", st->sum_lpp / k);
+        gf_log_info("  %-46s %14.4g", "max. penetration, every step (m)", mx[0]);
+        gf_log_info("  %-46s %13.2f%%", "max. penetration, every step (% of radius)", 100 * mx[1]);
+        gf_log_info("  %-46s %14.4g", "avg. kinetic energy (J)", st->sum_energy / k);
+        gf_log_info("  %-46s %14.4g", "avg. outflow mass rate (kg/s)", st->sum_rate / k);
         if (span > 0 && sim->inflow.enabled)
-            gf_log_info("  %-40s %14.4g", "inflow rate (particles/s)",
+            gf_log_info("  %-46s %14.4g", "inflow rate (particles/s)",
                         (double)(sim->created_inflow - st->first_created) / span);
+        gf_log_info("  (averages over the sampled steps; the penetration over every step; "
+                    "\"of radius\": of the smaller radius of the pair)");
     }
     if (st->csv)
         fclose(st->csv);

@@ -374,7 +374,7 @@ static void test_stats_runs(void **state) {
     (void)state;
     const gf_contact_model models[2] = {GF_MODEL_FRICTIONLESS, GF_MODEL_MAXDISS};
     const char *names[2] = {"frictionless", "maxdiss"};
-    double snap_fig[2][5], run_fig[2][5];
+    double snap_fig[2][5], run_fig[2][5], solved[2], loaded[2];
     for (int m = 0; m < 2; ++m) {
         gf_sim sim;
         make_packing(&sim, models[m]);
@@ -397,12 +397,20 @@ static void test_stats_runs(void **state) {
         run_fig[m][3] = st.sum_energy / k;
         run_fig[m][4] = st.sum_fraction / k;
         gf_stats_finish(&st, &sim);
-        double sums[3] = {(double)sim.particles.n_local, (double)sim.contacts.count,
-                          gf_particles_kinetic_energy(&sim.particles)},
+        /* Touching: gap <= 0; loaded: a positive normal impulse (counted here from the raw
+         * contact list, as a DEM coordination number counts them). */
+        double sums[5] = {(double)sim.particles.n_local, 0.0,
+                          gf_particles_kinetic_energy(&sim.particles), (double)sim.contacts.count,
+                          0.0},
                pen = 0.0;
-        for (size_t c = 0; c < sim.contacts.count; ++c)
+        for (size_t c = 0; c < sim.contacts.count; ++c) {
             pen = fmax(pen, -sim.contacts.gap[c]);
-        GF_ASSERT_OK(gf_par_allreduce_double(&P, sums, 3, GF_PAR_SUM));
+            sums[1] += sim.contacts.gap[c] <= 0.0;
+            sums[4] += sim.contacts.lambda[0][c] > 0.0;
+        }
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, sums, 5, GF_PAR_SUM));
+        solved[m] = sums[3];
+        loaded[m] = sums[4];
         GF_ASSERT_OK(gf_par_allreduce_double(&P, &pen, 1, GF_PAR_MAX));
         snap_fig[m][0] = sums[0];
         snap_fig[m][1] = sums[1];
@@ -420,12 +428,17 @@ static void test_stats_runs(void **state) {
     }
     if (P.rank != 0)
         return;
-    assert_true(snap_fig[0][1] > 0 && snap_fig[1][1] > 0);
+    /* The packing touches and carries load; speculative pairs make the solved set larger. */
+    assert_true(snap_fig[0][1] > 0 && snap_fig[1][1] > 0 && loaded[0] > 0 && loaded[1] > 0);
+    assert_true(solved[0] > snap_fig[0][1] && solved[1] > snap_fig[1][1]);
     char *out = stats_side_by_side(names, "h5");
     for (int m = 0; m < 2; ++m) {
         expect_figure(out, "particles", m, snap_fig[m][0]);
-        expect_figure(out, "contacts", m, snap_fig[m][1]);
+        expect_figure(out, "contacts solved", m, solved[m]);
+        expect_figure(out, "contacts touching (gap <= 0)", m, snap_fig[m][1]);
+        expect_figure(out, "contacts loaded (impulse > 0)", m, loaded[m]);
         expect_figure(out, "contacts per particle (2C/N)", m, 2 * snap_fig[m][1] / snap_fig[m][0]);
+        expect_figure(out, "loaded contacts per particle", m, 2 * loaded[m] / snap_fig[m][0]);
         expect_figure(out, "kinetic energy (J)", m, snap_fig[m][2]);
         expect_figure(out, "max. penetration (m)", m, snap_fig[m][3]);
         expect_figure(out, "solid fraction of the box", m, snap_fig[m][4]);

@@ -42,6 +42,19 @@ gf_status gf_error_context(gf_status status, const char *fmt, ...)
 const char *gf_error_message(void);
 gf_status gf_error_status(void);
 void gf_error_clear(void);
+
+/* Whether every rank knows of the current failure (it was agreed collectively, see
+ * gf_par_agree) and which rank found it. A failure no other rank knows of must end the job from
+ * that rank (gf_par_fail_alone): the others may be waiting for it in a collective or an
+ * exchange. gf_error_set starts a failure that is this rank's alone. */
+int gf_error_agreed(void);
+int gf_error_origin(void);
+/* Marks a failing status as one that every rank meets alike at the same point (a check of
+ * globally reduced values), so that it is reported once rather than ending the job from every
+ * rank. Returns status. */
+gf_status gf_error_everywhere(gf_status status);
+/* Adopts the failure another rank found (the message it recorded) as agreed by all. */
+void gf_error_adopt(gf_status status, const char *message, int origin);
 const char *gf_status_name(gf_status status);
 
 /* Allocation helpers that record a message on failure (n * size overflow checked). */

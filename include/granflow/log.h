@@ -15,5 +15,7 @@ void gf_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed by the calling rank, to stderr, prefixed with [rank N]. */
 void gf_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gf_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error found by rank `origin` (printed by whichever rank reports it; origin < 0: this one). */
+void gf_log_error_from(int origin, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -20,10 +20,22 @@ gf_status gf_par_init(int *argc, char ***argv, gf_par *par);
 gf_status gf_par_finalize(void);
 /* Ends the whole job: only main and the tests call it. */
 void gf_par_abort(const gf_par *par, int code);
+/* For a failure this rank met alone (not agreed, e.g. during a step while the others wait in an
+ * exchange): prints "[rank N] error: ..." with the recorded message and aborts the whole job
+ * with exit status 1, so that no rank is left waiting. Only main and the tests call it. */
+void gf_par_fail_alone(const gf_par *par, gf_status status);
+/* Ends a phase of a program (main and the tests): a failure every rank knows of (agreed, or,
+ * with `setup`, an input error, which every rank finds alike in the same configuration) is
+ * agreed on and printed once, with the rank that found it, and 1 is returned on every rank; any
+ * other failure was met by this rank alone (typically during a step, while the others wait in
+ * an exchange) and ends the job from here with gf_par_fail_alone. Returns 0 if all succeeded. */
+int gf_par_conclude(const gf_par *par, gf_status st, int setup);
 
-/* Collective agreement on failure: every rank passes its local status and all return the
- * status of the lowest failing rank (GF_OK if none). `*first_rank` (may be NULL) receives that
- * rank, so exactly one rank prints the message. */
+/* Collective agreement on failure (for errors every rank reaches at the same point, such as
+ * input checks or I/O): every rank passes its local status and all return the status of the
+ * lowest failing rank (GF_OK if none), whose message every rank then holds as an agreed failure
+ * (gf_error_agreed). `*first_rank` (may be NULL) receives that rank, so exactly one rank prints
+ * the message. */
 gf_status gf_par_agree(const gf_par *par, gf_status local, int *first_rank);
 
 /* Broadcasts a byte buffer owned by `root`; other ranks receive a malloc'd copy (NUL-terminated).

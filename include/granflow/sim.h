@@ -19,6 +19,15 @@
 #include "granflow/timer.h"
 #include "granflow/warmstart.h"
 
+/* The contacts of a step on this rank: the solved set (speculative pairs within the margin
+ * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),
+ * and the deepest penetration, in metres and relative to the smaller radius of the pair. Taken
+ * right after the solve, while the pairs' particle indices are still valid. */
+typedef struct {
+    int64_t solved, touching, loaded;
+    double max_penetration, max_penetration_rel;
+} gf_contact_figures;
+
 typedef struct {
     const gf_par *par;
     gf_particles particles;
@@ -48,14 +57,21 @@ typedef struct {
     long step;
     long steps;              /* steps to run */
     double margin_tolerance; /* speculative contact margin beyond the velocity term (m) */
+    double margin_fraction;  /* ... plus this share of the largest radius present */
     double margin;           /* the margin of the current step (contact detection and ghosts) */
+    double max_radius;       /* the largest radius present (global), with the margin */
     int ghosts_ready;
     long progress_every;
     long check_every; /* steps between global particle-count checks */
     gf_timers timers;
     gf_solver_result last_solve;
+    gf_contact_figures figures; /* of the last step */
+    /* Over the steps of this run (local): sums of the figures' counts, their deepest
+     * penetrations, the particles stepped (for rates), and the sweeps. */
+    gf_contact_figures run_figures;
+    int64_t stepped_particles;
     int64_t total_iterations;
-    int64_t total_contacts;
+    long unconverged_steps; /* steps whose solve ended at max_iterations (the same on all ranks) */
     int64_t global_particles;
     int64_t expected_particles; /* initial + created - deleted, for the accounting check */
     int64_t next_id;            /* the next unused global id (the same on every rank) */

@@ -8,6 +8,12 @@
  * After a restart the CSV continues the earlier run's (the summary covers the restarted part;
  * gf-stats on the CSV gives the whole run's averages).
  *
+ * Each sample row holds the contacts of the step sampled (solved: every pair within the
+ * speculative margin; touching: gap <= 0; loaded: normal impulse > 0, as a DEM coordination
+ * number counts them), 2C/N of the touching and of the loaded contacts, and the deepest
+ * penetration of every step since the previous sample (not only of the sampled step) and the
+ * number of those steps whose solve ended at max_iterations without converging.
+ *
  * The solid fraction counts the whole volume of every sphere whose centre lies in the region
  * (default: the domain box) over the region's volume, obstacles included in that volume. */
 #ifndef GRANFLOW_STATS_H
@@ -25,8 +31,12 @@ typedef struct {
     char file[1024];
     FILE *csv; /* rank 0 */
     long samples;
-    double sum_particles, sum_fraction, sum_contacts, sum_cpp, sum_energy, sum_rate;
+    double sum_particles, sum_fraction, sum_energy, sum_rate;
+    double sum_solved, sum_touching, sum_loaded, sum_cpp, sum_lpp;
+    /* Deepest penetration of every step (this rank) since the last sample, and of the run. */
+    double since_penetration, since_penetration_rel;
     double max_penetration, max_penetration_rel;
+    long since_unconverged; /* steps since the last sample whose solve did not converge */
     double last_time, last_mass;
     double first_time;
     int64_t first_created;
@@ -34,12 +44,13 @@ typedef struct {
 } gf_stats;
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim);
-/* Collective. Samples on the schedule (or always with force). */
+/* Collective on the schedule (or always with force): a sample. Call after every step: the
+ * penetration maxima cover every step. */
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force);
 /* Collective, just before the first step of this run (restarted: from a checkpoint): the
  * reference time, inflow count and outflow mass the samples are taken against. */
 gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted);
-/* Rank 0 prints the averages; closes the CSV. */
+/* Collective: rank 0 prints the averages; closes the CSV. */
 void gf_stats_finish(gf_stats *st, const gf_sim *sim);
 
 #endif

@@ -107,17 +107,6 @@ static gf_status load_config(const gf_par *par, const options *o, gf_config **cf
     return st;
 }
 
-/* Prints the message of a failed collective phase once, from the lowest failing rank. */
-static int report(const gf_par *par, gf_status st) {
-    int first = 0;
-    gf_status all = gf_par_agree(par, st, &first);
-    if (all == GF_OK)
-        return 0;
-    if (par->rank == first)
-        gf_log_error("%s: %s", gf_status_name(all), gf_error_message());
-    return 1;
-}
-
 typedef struct {
     gf_output *out;
     gf_stats *stats;
@@ -147,7 +136,7 @@ int main(int argc, char **argv) {
 
     options o;
     gf_status st = parse_args(argc, argv, &o);
-    if (report(&par, st)) {
+    if (gf_par_conclude(&par, st, 1)) {
         gf_par_finalize();
         return 2;
     }
@@ -166,9 +155,9 @@ int main(int argc, char **argv) {
     gf_stats stats;
     memset(&out, 0, sizeof out);
     memset(&stats, 0, sizeof stats);
-    int failed = report(&par, load_config(&par, &o, &cfg));
+    int failed = gf_par_conclude(&par, load_config(&par, &o, &cfg), 1);
     if (!failed)
-        failed = report(&par, gf_sim_init(&sim, &par));
+        failed = gf_par_conclude(&par, gf_sim_init(&sim, &par), 1);
     if (!failed && o.dry_run) {
         st = GF_OK;
         if (par.rank == 0) {
@@ -176,7 +165,7 @@ int main(int argc, char **argv) {
             if (st == GF_OK)
                 st = configure_output(cfg, &sim, &out, &stats);
         }
-        failed = report(&par, st);
+        failed = gf_par_conclude(&par, st, 1);
         gf_output_free(&out);
         gf_sim_free(&sim);
         gf_config_destroy(cfg);
@@ -192,21 +181,21 @@ int main(int argc, char **argv) {
             st = gf_config_dump(cfg, &eff);
         if (st == GF_OK)
             st = gf_output_set_config_text(&out, eff);
-        failed = report(&par, st);
+        failed = gf_par_conclude(&par, st, 1);
         if (!failed) {
             gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s", gf_version_string(),
                         par.size, o.config_path, eff);
         }
         free(eff);
         if (!failed && o.restart) {
-            failed = report(&par, gf_io_read_checkpoint(&sim, o.restart));
+            failed = gf_par_conclude(&par, gf_io_read_checkpoint(&sim, o.restart), 1);
             if (!failed)
                 gf_log_info("restarted from %s at step %ld (t = %.6e s)", o.restart, sim.step,
                             sim.time);
         }
         if (!failed) {
             int64_t n = (int64_t)sim.particles.n_local;
-            failed = report(&par, gf_par_allreduce_i64(&par, &n, 1, GF_PAR_SUM));
+            failed = gf_par_conclude(&par, gf_par_allreduce_i64(&par, &n, 1, GF_PAR_SUM), 1);
             gf_log_info("%lld particles, %zu walls, %d x %d x %d processes, solver %s, dt %g s, "
                         "steps %ld to %ld",
                         (long long)n, sim.walls.count, sim.dims[0], sim.dims[1], sim.dims[2],
@@ -217,9 +206,9 @@ int main(int argc, char **argv) {
             out.start = gf_wtime();
             out.last_check_step = sim.step;
             observers obs = {&out, &stats};
-            failed = report(&par, gf_stats_start(&stats, &sim, o.restart != NULL));
+            failed = gf_par_conclude(&par, gf_stats_start(&stats, &sim, o.restart != NULL), 1);
             if (!failed)
-                failed = report(&par, gf_sim_run(&sim, observe, &obs));
+                failed = gf_par_conclude(&par, gf_sim_run(&sim, observe, &obs), 0);
             if (!failed) {
                 gf_sim_print_summary(&sim);
                 gf_stats_finish(&stats, &sim);
