@@ -51,16 +51,14 @@ void gf_decomp_free(gf_decomp *d) {
 }
 
 int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
+    /* The cell of the wrapped position: a coordinate and its periodic image always agree, so
+     * the rank a particle is sent to owns its wrapped position. */
+    x = gf_decomp_wrap_axis(d, axis, x);
     int p = d->dims[axis];
     double c = floor((x - d->lo[axis]) / (d->hi[axis] - d->lo[axis]) * p);
-    if (d->periodic[axis]) {
-        double m = fmod(c, (double)p);
-        if (m < 0)
-            m += p;
-        return (int)m;
-    }
     if (!(c >= 0)) /* also NaN */
         return 0;
+    /* Also for x just below hi on a periodic axis, where the quotient may round up to p. */
     return c >= p ? p - 1 : (int)c;
 }
 
@@ -94,14 +92,18 @@ int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz) {
 }
 
 double gf_decomp_wrap_axis(const gf_decomp *d, int a, double x) {
-    if (!d->periodic[a])
+    double lo = d->lo[a], hi = d->hi[a];
+    if (!d->periodic[a] || (x >= lo && x < hi) || !isfinite(x))
         return x;
-    double L = d->hi[a] - d->lo[a];
-    if (x >= d->hi[a])
-        x -= L * floor((x - d->lo[a]) / L);
-    else if (x < d->lo[a])
-        x += L * ceil((d->lo[a] - x) / L);
-    return x;
+    double L = hi - lo;
+    /* fmod is exact, so the only roundings are those of x - lo and of the two sums below. */
+    double r = fmod(x - lo, L);
+    if (r < 0.0)
+        r += L;
+    double y = lo + r;
+    /* A remainder a hair below L (x a hair below lo, say) rounds to hi, which is lo again:
+     * the seam has one representative, lo, so that the result always lies in [lo, hi). */
+    return y < hi ? y : lo;
 }
 
 void gf_decomp_wrap(const gf_decomp *d, double x[3]) {

@@ -1,13 +1,14 @@
 #include "granflow/scenario.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "granflow/rng.h"
-#include <math.h>
 
 gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_materials *m,
-                               const double lo[3], const double hi[3]) {
+                               const double lo[3], const double hi[3], const int periodic[3]) {
     memset(l, 0, sizeof *l);
     if (gf_config_section_count(root, "Lattice") == 0)
         return GF_OK;
@@ -43,12 +44,30 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
     GF_TRY(gf_config_get_long(b, "seed", 1, &seed));
     l->seed = (uint64_t)seed;
     for (int d = 0; d < 3; ++d) {
-        double first = l->origin[d] - l->radius;
-        double last = l->origin[d] + (double)(l->count[d] - 1) * l->spacing + l->radius;
-        if (first < lo[d] || last > hi[d])
+        double first = l->origin[d], last = l->origin[d] + (double)(l->count[d] - 1) * l->spacing;
+        double tol = gf_geometry_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(first) +
+                                                 fabs(last) + l->radius);
+        if (periodic[d]) {
+            /* Spheres may cross the periodic faces; their centres are kept in [lo, hi) so that
+             * each has one owner, and the last must clear the first one's image. */
+            if (first < lo[d] || last >= hi[d])
+                return GF_ERROR(GF_ERR_INPUT,
+                                "%s: the lattice centres span [%g, %g] along %c, outside the "
+                                "periodic domain [%g, %g)",
+                                where, first, last, "xyz"[d], lo[d], hi[d]);
+            if (first + (hi[d] - lo[d]) - last < 2.0 * l->radius - tol)
+                return GF_ERROR(GF_ERR_INPUT,
+                                "%s: along the periodic axis %c the lattice's last sphere (at %g) "
+                                "overlaps the periodic image of its first (at %g): %ld spheres at "
+                                "spacing %g need a period of at least %g, the domain's is %g",
+                                where, "xyz"[d], last, first + (hi[d] - lo[d]), l->count[d],
+                                l->spacing, last - first + 2.0 * l->radius, hi[d] - lo[d]);
+            continue;
+        }
+        if (first - l->radius < lo[d] - tol || last + l->radius > hi[d] + tol)
             return GF_ERROR(GF_ERR_INPUT,
                             "%s: the lattice spans [%g, %g] along %c, outside the domain [%g, %g]",
-                            where, first, last, "xyz"[d], lo[d], hi[d]);
+                            where, first - l->radius, last + l->radius, "xyz"[d], lo[d], hi[d]);
     }
     return GF_OK;
 }
@@ -57,11 +76,10 @@ int64_t gf_lattice_size(const gf_lattice *l) {
     return l->enabled ? (int64_t)l->count[0] * l->count[1] * l->count[2] : 0;
 }
 
-/* Visits the lattice positions clear of obstacles. */
+/* Visits the lattice positions clear of walls and obstacles (the domain's walls only touch the
+ * lattice at most: gf_lattice_configure keeps it inside). */
 #define FOR_LATTICE(l, w, x, index, BODY)                                                          \
     do {                                                                                           \
-        gf_walls obstacles_ = *(w);                                                                \
-        obstacles_.count = 0; /* the domain walls bound the lattice by construction */             \
         for (long k_ = 0; k_ < (l)->count[2]; ++k_)                                                \
             for (long j_ = 0; j_ < (l)->count[1]; ++j_)                                            \
                 for (long i_ = 0; i_ < (l)->count[0]; ++i_) {                                      \
@@ -69,7 +87,7 @@ int64_t gf_lattice_size(const gf_lattice *l) {
                                    (l)->origin[1] + (double)j_ * (l)->spacing,                     \
                                    (l)->origin[2] + (double)k_ * (l)->spacing};                    \
                     int64_t index = (k_ * (l)->count[1] + j_) * (l)->count[0] + i_;                \
-                    if (gf_walls_overlap(&obstacles_, x, (l)->radius))                             \
+                    if (gf_walls_overlap((w), x, (l)->radius))                                     \
                         continue;                                                                  \
                     BODY                                                                           \
                 }                                                                                  \
@@ -125,6 +143,16 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
     GF_TRY(gf_config_check_range(b, "radius", in->radius, 1e-300, 1e300));
     GF_TRY(gf_config_get_double(b, "reset_distance", 2.0 * in->radius, &in->reset_distance));
     GF_TRY(gf_config_check_range(b, "reset_distance", in->reset_distance, 1e-300, 1e300));
+    /* The piston keeps the particles in front of it, so after a reset the previous layer is at
+     * least reset_distance ahead of the new one: less than a diameter puts spheres into spheres. */
+    if (in->reset_distance < 2.0 * in->radius * (1.0 - 1e-12))
+        return GF_ERROR(
+            GF_ERR_INPUT,
+            "%s: Inflow.reset_distance %g is below the diameter %g of the inflow "
+            "spheres: each new layer would overlap the previous one by up to %g "
+            "(%.0f%% of a radius); use at least %g",
+            where, in->reset_distance, 2.0 * in->radius, 2.0 * in->radius - in->reset_distance,
+            100.0 * (2.0 * in->radius - in->reset_distance) / in->radius, 2.0 * in->radius);
     GF_TRY(gf_config_get_double(b, "spacing", 2.0 * in->radius, &in->spacing));
     if (in->spacing < 2.0 * in->radius)
         return GF_ERROR(GF_ERR_INPUT, "%s: Inflow.spacing %g is below the diameter %g", where,
@@ -179,9 +207,53 @@ void gf_inflow_count_owners(const gf_inflow *in, const gf_walls *w, const gf_dec
         }
 }
 
+/* Marks in occ[j * nz + k] the grid points of the new layer that particle i overlaps by more
+ * than GF_INFLOW_OVERLAP radii, its periodic images included. */
+static void mark_occupied(const gf_inflow *in, const gf_decomp *decomp, const gf_particles *p,
+                          size_t i, int64_t *occ) {
+    const double gx = in->position + in->radius;
+    const double reach = p->radius[i] + in->radius, need = reach - GF_INFLOW_OVERLAP * in->radius;
+    double shift[3][3];
+    int nshift[3];
+    for (int a = 0; a < 3; ++a) {
+        shift[a][0] = 0.0;
+        nshift[a] = 1;
+        if (decomp && decomp->periodic[a]) {
+            double L = decomp->hi[a] - decomp->lo[a];
+            shift[a][1] = -L;
+            shift[a][2] = L;
+            nshift[a] = 3;
+        }
+    }
+    for (int sa = 0; sa < nshift[0]; ++sa) {
+        double dx = p->x[0][i] + shift[0][sa] - gx;
+        if (fabs(dx) >= need)
+            continue;
+        for (int sb = 0; sb < nshift[1]; ++sb)
+            for (int sc = 0; sc < nshift[2]; ++sc) {
+                double y = p->x[1][i] + shift[1][sb], z = p->x[2][i] + shift[2][sc];
+                /* Grid points (j + 0.5) spacing from the layer's corner within `need`
+                 * (clamped as doubles: a far particle must not overflow the conversion). */
+                double j0 = fmax(0.0, ceil((y - need - in->lo[0]) / in->spacing - 0.5));
+                double j1 = fmin(in->ny - 1.0, floor((y + need - in->lo[0]) / in->spacing - 0.5));
+                double k0 = fmax(0.0, ceil((z - need - in->lo[1]) / in->spacing - 0.5));
+                double k1 = fmin(in->nz - 1.0, floor((z + need - in->lo[1]) / in->spacing - 0.5));
+                if (!(j0 <= j1 && k0 <= k1))
+                    continue;
+                for (long j = (long)j0; j <= (long)j1; ++j)
+                    for (long k = (long)k0; k <= (long)k1; ++k) {
+                        double dy = y - (in->lo[0] + (j + 0.5) * in->spacing);
+                        double dz = z - (in->lo[1] + (k + 0.5) * in->spacing);
+                        if (dx * dx + dy * dy + dz * dz < need * need)
+                            occ[j * in->nz + k] = 1;
+                    }
+            }
+    }
+}
+
 gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_decomp *decomp,
-                            const gf_materials *m, gf_particles *p, int64_t *next_id,
-                            int64_t *created) {
+                            const gf_par *par, const gf_materials *m, gf_particles *p,
+                            int64_t *next_id, int64_t *created) {
     *created = 0;
     if (!in->enabled)
         return GF_OK;
@@ -193,14 +265,27 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
     w->point[in->wall][0] = in->position;
     gf_walls obstacles = *w;
     obstacles.count = 0;
-    int64_t base = *next_id;
-    for (long j = 0; j < in->ny; ++j)
-        for (long k = 0; k < in->nz; ++k) {
+    /* Occupied grid points: each rank marks those its own particles overlap, and the union
+     * over ranks (a particle may overlap a point another rank owns) decides on every rank
+     * alike, whatever the decomposition. */
+    size_t npts = (size_t)(in->ny * in->nz);
+    int64_t *occ = gf_calloc(npts, sizeof *occ);
+    if (!occ)
+        return gf_error_status();
+    for (size_t i = 0; i < p->n_local; ++i)
+        mark_occupied(in, decomp, p, i, occ);
+    gf_status st = GF_OK;
+    if (par)
+        st = gf_par_allreduce_i64(par, occ, (int)npts, GF_PAR_MAX);
+    int64_t base = *next_id, made = 0;
+    for (long j = 0; j < in->ny && st == GF_OK; ++j)
+        for (long k = 0; k < in->nz && st == GF_OK; ++k) {
             double x[3] = {in->position + in->radius, in->lo[0] + (j + 0.5) * in->spacing,
                            in->lo[1] + (k + 0.5) * in->spacing};
-            if (gf_walls_overlap(&obstacles, x, in->radius))
-                continue;
             int64_t index = j * in->nz + k;
+            if (occ[index] || gf_walls_overlap(&obstacles, x, in->radius))
+                continue;
+            made++;
             if (decomp && !gf_decomp_owns(decomp, x))
                 continue;
             gf_particle rec;
@@ -212,31 +297,58 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
                     in->spread[d] * (2.0 * gf_rng_uniform(in->seed, (uint64_t)(3 * in->layers + d),
                                                           (uint64_t)index) -
                                      1.0);
-            GF_TRY(gf_particles_add(p, &rec));
+            st = gf_particles_add(p, &rec);
         }
+    free(occ);
+    GF_TRY(st);
     *next_id = base + in->ny * in->nz;
-    *created = in->per_layer;
+    *created = made;
     in->layers++;
     return GF_OK;
 }
 
-gf_status gf_outflow_configure(gf_outflow *out, gf_config_block *root) {
+gf_status gf_outflow_configure(gf_outflow *out, gf_config_block *root, const double lo[3],
+                               const double hi[3], const int periodic[3]) {
     memset(out, 0, sizeof *out);
+    out->bounded = 1;
+    for (int d = 0; d < 3; ++d) {
+        out->lo[d] = lo[d];
+        out->hi[d] = hi[d];
+        out->periodic[d] = periodic[d];
+    }
     if (gf_config_section_count(root, "Outflow") == 0)
         return GF_OK;
     gf_config_block *b = gf_config_section(root, "Outflow");
     out->enabled = 1;
-    return gf_config_require_double(b, "position", &out->position);
+    GF_TRY(gf_config_require_double(b, "position", &out->position));
+    if (!(out->position >= lo[0] && out->position <= hi[0])) {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Outflow.position %g lies outside the domain's x range [%g, %g]",
+                        gf_config_block_where(b, where, sizeof where), out->position, lo[0], hi[0]);
+    }
+    return GF_OK;
 }
 
-void gf_outflow_apply(const gf_outflow *out, gf_particles *p, int64_t *deleted, double *mass) {
-    if (!out->enabled)
-        return;
+/* Whether the centre x lies outside the box along an axis without periodicity. */
+static int outside_box(const gf_outflow *out, const gf_particles *p, size_t i) {
+    if (!out->bounded)
+        return 0;
+    for (int a = 0; a < 3; ++a)
+        if (!out->periodic[a] && (p->x[a][i] < out->lo[a] || p->x[a][i] > out->hi[a]))
+            return 1;
+    return 0;
+}
+
+void gf_outflow_apply(gf_outflow *out, gf_particles *p, int64_t *deleted, double *mass) {
     for (size_t i = 0; i < p->n_local;) {
-        if (p->x[0][i] > out->position) {
+        int past = out->enabled && p->x[0][i] > out->position;
+        int left = !past && outside_box(out, p, i);
+        if (past || left) {
             if (p->inv_mass[i] > 0.0)
                 *mass += 1.0 / p->inv_mass[i];
             (*deleted)++;
+            out->left_box += left;
             gf_particles_remove(p, i); /* the last one moves into slot i: look at it next */
         } else {
             ++i;

@@ -124,7 +124,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     int dims[3];
     GF_TRY(read_decomposition(root, dims));
     GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->walls, sim->lo, sim->hi));
-    GF_TRY(gf_outflow_configure(&sim->outflow, root));
+    GF_TRY(gf_outflow_configure(&sim->outflow, root, sim->lo, sim->hi, sim->periodic));
 
     gf_config_block *tb = gf_config_section(root, "Time");
     if (!tb)
@@ -160,7 +160,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     GF_TRY(gf_config_check_range(ob, "check_every", (double)sim->check_every, 0, 1e15));
 
     gf_lattice lat;
-    GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi));
+    GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi, sim->periodic));
     /* In radii of the particles present (lattice, inflow, restart or particle file alike). */
     sim->margin_tolerance = 0.0;
     sim->margin_fraction = frac;
@@ -183,6 +183,9 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
                                sim->distributed ? &sim->xch.decomp : NULL, &sim->particles,
                                &skipped));
     sim->expected_particles += gf_lattice_size(&lat) - skipped;
+    if (skipped > 0)
+        gf_log_info("Lattice: %lld of %lld spheres left out: they would overlap a wall or obstacle",
+                    (long long)skipped, (long long)gf_lattice_size(&lat));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
         return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",
@@ -362,8 +365,9 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_outflow_apply(&sim->outflow, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
     int64_t created = 0;
     GF_TRY(gf_inflow_advance(&sim->inflow, &sim->walls, sim->dt,
-                             sim->distributed ? &sim->xch.decomp : NULL, &sim->materials,
-                             &sim->particles, &sim->next_id, &created));
+                             sim->distributed ? &sim->xch.decomp : NULL,
+                             sim->distributed ? sim->par : NULL, &sim->materials, &sim->particles,
+                             &sim->next_id, &created));
     sim->expected_particles += created;
     sim->created_inflow += created;
 

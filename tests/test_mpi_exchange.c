@@ -193,6 +193,105 @@ static void test_on_boundary(void **state) {
     gf_exchange_free(&x);
 }
 
+/* ---- periodic wrap at the ends of the box (issue 11) ------------------------------------- */
+
+/* Adversarial positions on a periodic axis: a wrapped coordinate lies in [lo, hi), is a fixed
+ * point of the wrap, is periodically equal to the input (to rounding of the input's size), and
+ * gf_decomp_coord gives the same valid cell for a position and its wrap. */
+static void test_wrap_adversarial(void **state) {
+    (void)state;
+    const double boxes[][2] = {{0, 0.1}, {0.1, 0.3}, {-1, 1}, {-0.3, -0.1}, {1e6, 1e6 + 0.1}};
+    const int dims_list[] = {1, 2, 3, 4, 7};
+    for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; ++b)
+        for (size_t k = 0; k < sizeof dims_list / sizeof dims_list[0]; ++k) {
+            const double lo[3] = {boxes[b][0], 0, 0}, hi[3] = {boxes[b][1], 1, 1};
+            const int dims[3] = {dims_list[k], 1, 1}, per[3] = {1, 0, 0}, coords[3] = {0, 0, 0};
+            gf_decomp d;
+            gf_decomp_setup(&d, dims, per, coords, lo, hi);
+            double L = hi[0] - lo[0];
+            double xs[] = {-1e-19,
+                           -0.0,
+                           0.0,
+                           lo[0],
+                           hi[0],
+                           nextafter(hi[0], -INFINITY),
+                           nextafter(hi[0], INFINITY),
+                           nextafter(lo[0], -INFINITY),
+                           nextafter(lo[0], INFINITY),
+                           lo[0] - 1e-19,
+                           hi[0] + 1e-19,
+                           hi[0] - 1e-19,
+                           lo[0] - L,
+                           lo[0] - 3 * L,
+                           lo[0] - 1000 * L,
+                           hi[0] + L,
+                           hi[0] + 7 * L,
+                           lo[0] + 0.5 * L,
+                           lo[0] - 0.5 * L,
+                           nextafter(lo[0] - L, -INFINITY),
+                           nextafter(hi[0] + L, INFINITY),
+                           lo[0] + L / dims[0],
+                           nextafter(lo[0] + L / dims[0], -INFINITY)};
+            for (size_t i = 0; i < sizeof xs / sizeof xs[0]; ++i) {
+                double x = xs[i], y = gf_decomp_wrap_axis(&d, 0, x);
+                if (!(y >= lo[0] && y < hi[0]))
+                    fail_msg("wrap(%.17g) = %.17g outside [%.17g, %.17g)", x, y, lo[0], hi[0]);
+                assert_true(gf_decomp_wrap_axis(&d, 0, y) == y);
+                /* Periodically the same point: the difference is a whole number of periods. */
+                double turns = (x - y) / L;
+                double slack = 4e-16 * (fabs(x) + fabs(lo[0]) + fabs(hi[0])) / L;
+                if (!(fabs(turns - round(turns)) <= slack + 1e-12))
+                    fail_msg("wrap(%.17g) = %.17g is %.17g periods away", x, y, turns);
+                int cx = gf_decomp_coord(&d, 0, x), cy = gf_decomp_coord(&d, 0, y);
+                assert_true(cy >= 0 && cy < dims[0]);
+                if (cx != cy)
+                    fail_msg("cell of %.17g is %d, of its wrap %.17g %d", x, cx, y, cy);
+                /* The cell holds the wrapped position (up to rounding at its faces). */
+                double w = L / dims[0], clo = lo[0] + cy * w, chi = lo[0] + (cy + 1) * w;
+                double eps = 4e-16 * (fabs(lo[0]) + fabs(hi[0]));
+                assert_true(y >= clo - eps && y <= chi + eps);
+            }
+        }
+}
+
+/* A particle a hair below lo (or exactly at hi, or just below hi) of a periodic axis migrates
+ * to exactly one owner, wherever the seam falls in the decomposition. */
+static void test_migrate_seam(void **state) {
+    (void)state;
+    const double lo[3] = {0, 0, 0}, hi[3] = {0.1, 0.1, 0.1};
+    const int dims[3] = {P.size, 1, 1}, per[3] = {1, 1, 1};
+    gf_exchange x;
+    GF_ASSERT_OK(gf_exchange_init(&x, &P, dims, per, lo, hi));
+    const double cases[] = {-1e-19, -0.0, 0.1, nextafter(0.1, 0.0), -5e-17, 0.1 + 1e-17};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        gf_particles p;
+        gf_particles_init(&p);
+        /* Placed on the rank whose subdomain it sits next to: rank 0 for positions below lo,
+         * the last rank along x for those at or just below hi. */
+        int near_hi = cases[c] > 0.05;
+        if (x.decomp.coords[0] == (near_hi ? P.size - 1 : 0)) {
+            gf_particle rec;
+            const double pos[3] = {cases[c], 0.05, 0.05};
+            gf_particle_make_sphere(&rec, 7, pos, 0.001, 1000, 0);
+            GF_ASSERT_OK(gf_particles_add(&p, &rec));
+        }
+        GF_ASSERT_OK(gf_exchange_migrate(&x, &p, NULL));
+        int64_t n = (int64_t)p.n_local;
+        GF_ASSERT_OK(gf_par_allreduce_i64(&P, &n, 1, GF_PAR_SUM));
+        assert_int_equal(n, 1);
+        for (size_t i = 0; i < p.n_local; ++i) {
+            const double pos[3] = {p.x[0][i], p.x[1][i], p.x[2][i]};
+            assert_true(gf_decomp_owns(&x.decomp, pos));
+            /* Still the same point of the periodic box. */
+            double dd = pos[0] - cases[c];
+            dd -= 0.1 * round(dd / 0.1);
+            GF_ASSERT_NEAR(dd, 0.0, 1e-16);
+        }
+        gf_particles_free(&p);
+    }
+    gf_exchange_free(&x);
+}
+
 /* ---- the global contact set equals the serial one ---------------------------------------- */
 
 typedef struct {
@@ -368,6 +467,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_migration_walled),   cmocka_unit_test(test_on_boundary),
     cmocka_unit_test(test_contact_set_walled), cmocka_unit_test(test_contact_set_periodic),
     cmocka_unit_test(test_unique_ids),         cmocka_unit_test(test_accounting),
+    cmocka_unit_test(test_wrap_adversarial),   cmocka_unit_test(test_migrate_seam),
 };
 
 GF_TEST_MPI_MAIN(tests)

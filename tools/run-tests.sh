@@ -11,12 +11,13 @@ gf_install_deps
 gf_mpi_env
 jobs=$(gf_jobs)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGF_TEST_TIMEOUT=900
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
+(cd build && ctest --output-on-failure -j"$jobs")
 
 # The sanitizer pass: Open MPI's own allocations are not ours to report, so leak checking is
 # off; memory errors and undefined behaviour in granflow still abort.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON -DGF_BUILD_BENCHMARKS=OFF
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON -DGF_BUILD_BENCHMARKS=OFF \
+    -DGF_TEST_TIMEOUT=1800
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$jobs" --timeout 900)
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$jobs")

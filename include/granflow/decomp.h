@@ -28,15 +28,18 @@ void gf_decomp_setup(gf_decomp *d, const int dims[3], const int periodic[3], con
                      const double lo[3], const double hi[3]);
 void gf_decomp_free(gf_decomp *d);
 
-/* Grid coordinate along `axis` of the cell owning position x: wrapped on periodic axes,
- * clamped on walled ones (a particle pushed through a wall stays with the edge rank). */
+/* Grid coordinate along `axis` of the cell owning position x, always in [0, dims[axis]): that of
+ * gf_decomp_wrap_axis(x) on periodic axes (a position and its wrap have one owner), clamped on
+ * the others (a centre a hair outside the box stays with the edge rank). */
 int gf_decomp_coord(const gf_decomp *d, int axis, double x);
 /* Rank owning position x. */
 int gf_decomp_owner(const gf_decomp *d, const double x[3]);
 int gf_decomp_owns(const gf_decomp *d, const double x[3]);
 /* Rank of the cell at offset (dx, dy, dz) from this rank's cell, or -1 past a walled edge. */
 int gf_decomp_neighbor(const gf_decomp *d, int dx, int dy, int dz);
-/* Periodic images: moves x into [lo, hi) along periodic axes (or along one axis). */
+/* Periodic images: moves x into [lo, hi) along periodic axes (or along one axis), exactly: the
+ * result is never hi, also where rounding of x + k L would give it (x = -1e-19 on [0, 0.1]
+ * gives 0); positions already in [lo, hi) are returned unchanged, non-finite ones too. */
 void gf_decomp_wrap(const gf_decomp *d, double x[3]);
 double gf_decomp_wrap_axis(const gf_decomp *d, int axis, double x);
 /* Input check: every subdomain at least `range` thick. */

@@ -49,8 +49,12 @@ gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const doubl
 /* Closest point of the solid obstacle `body` (box or cylinder index as in contacts) to x: the
  * signed distance (negative inside) and the outward unit normal there. */
 double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3], double normal[3]);
-/* Whether a sphere at x of radius r would overlap any wall or obstacle. */
+/* Whether a sphere at x of radius r would overlap any wall or obstacle. Touching is not
+ * overlapping: a distance equal to r up to the rounding of the coordinates involved (see
+ * gf_geometry_touch_tolerance) counts as touching. */
 int gf_walls_overlap(const gf_walls *w, const double x[3], double r);
+/* The rounding allowance of a distance computed from coordinates of total magnitude `scale`. */
+double gf_geometry_touch_tolerance(double scale);
 
 /*  Domain {
  *      min < 0, 0, 0 >;  max < 1, 1, 1 >;

@@ -10,6 +10,7 @@
 #include "granflow/error.h"
 #include "granflow/geometry.h"
 #include "granflow/material.h"
+#include "granflow/par.h"
 #include "granflow/particles.h"
 
 typedef struct {
@@ -27,9 +28,12 @@ typedef struct {
 
 /*  Lattice { count < 10, 10, 10 >; origin < .. >; spacing 0.01; radius 0.004;
  *            material glass; velocity < 0, 0, 0 >; spread < 0.1, 0.1, 0.1 >; seed 42; }
- * An absent Lattice block generates nothing. The lattice must lie inside [lo, hi]. */
+ * An absent Lattice block generates nothing. Along a walled or open axis the spheres must lie
+ * inside [lo, hi] (touching a face is fine); along a periodic axis their centres must lie in
+ * [lo, hi) and a sphere may cross the face, but the lattice must not overlap its own periodic
+ * image. */
 gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_materials *m,
-                               const double lo[3], const double hi[3]);
+                               const double lo[3], const double hi[3], const int periodic[3]);
 
 int64_t gf_lattice_size(const gf_lattice *l);
 
@@ -38,7 +42,9 @@ void gf_lattice_count_owners(const gf_lattice *l, const gf_walls *w, const gf_de
                              int64_t *counts);
 
 /* Adds the lattice spheres this rank owns (all of them when decomp is NULL). Spheres that would
- * overlap an obstacle are left out (their ids stay unused). */
+ * overlap a wall or an obstacle are left out (their ids stay unused); *skipped is their number,
+ * over the whole lattice (the same on every rank). Touching is not overlapping: a sphere whose
+ * distance from a surface equals its radius to rounding is kept. */
 gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
                               const gf_decomp *decomp, gf_particles *p, int64_t *skipped);
 
@@ -46,6 +52,11 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
  * moving at `speed`; whenever it has moved `reset_distance` it jumps back to `position` and a new
  * layer of spheres is created in front of it on a square grid in y and z. A sphere's id, position
  * and random velocity depend only on (seed, layer, grid index), never on the rank count.
+ *
+ * reset_distance must be at least the diameter: particles stay in front of the piston, so the
+ * previous layer is then at least a diameter ahead of the new one. A grid point that a particle
+ * still overlaps by more than GF_INFLOW_OVERLAP radii (one pushed back against the piston, or
+ * one that arrived there otherwise) is left empty in that layer, and its id unused.
  *
  *  Inflow { position 0; speed 1; reset_distance 0.00047; spacing 0.001; radius 0.000235;
  *           material glass; particle_velocity < 1, 0, 0 >; spread < 0, 0.5, 0.5 >; seed 7; } */
@@ -58,7 +69,7 @@ typedef struct {
     uint64_t seed;
     double lo[2], hi[2]; /* the layer's extent in y and z */
     long ny, nz;         /* grid points per layer */
-    long per_layer;      /* points clear of obstacles: spheres created per layer */
+    long per_layer;      /* points clear of obstacles: the most spheres a layer creates */
     /* State (checkpointed). */
     long layers;
     double moved;
@@ -67,25 +78,46 @@ typedef struct {
 /* Reads the Inflow block (if any) and adds the piston wall. */
 gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_materials *m,
                               gf_walls *w, const double lo[3], const double hi[3]);
+/* Overlap (in inflow radii) above which a particle occupies a grid point of a new layer. Below it
+ * lie the overlaps the solver leaves between touching spheres and the rounding of the piston's
+ * travel; those are removed like any penetration, at error_reduction / dt. */
+#define GF_INFLOW_OVERLAP 0.01
+
 /* After the walls moved by dt: resets the piston and creates a layer when due. Adds the spheres
- * this rank owns (all with decomp NULL); *created is the global number created (the same on
- * every rank, no communication), ids start at *next_id, which advances past the layer. */
+ * this rank owns (all with decomp NULL) at the grid points no owned particle of any rank
+ * occupies; *created is the global number created (the same on every rank), ids start at
+ * *next_id, which advances past the layer. Collective over `par` when a layer is due (every rank
+ * reaches that step alike); par NULL with decomp NULL for a serial run. */
 gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_decomp *decomp,
-                            const gf_materials *m, gf_particles *p, int64_t *next_id,
-                            int64_t *created);
+                            const gf_par *par, const gf_materials *m, gf_particles *p,
+                            int64_t *next_id, int64_t *created);
 
 /* Adds to counts[rank] the spheres of one inflow layer each rank would own (dry runs). */
 void gf_inflow_count_owners(const gf_inflow *in, const gf_walls *w, const gf_decomp *decomp,
                             int64_t *counts);
 
-/* Outflow: particles whose centre passed x > position are deleted.  Outflow { position 0.15; } */
+/* Outflow: particles whose centre passed x > position are deleted.  Outflow { position 0.15; }
+ *
+ * Independently of an Outflow block, a particle whose centre leaves the domain box along an axis
+ * that is not periodic is deleted the same way (counted and weighed with the outflow) and also
+ * counted in left_box: that is how particles leave through a face without a wall (an open end
+ * of a channel); behind a walled face a centre arrives only when the solver let a particle
+ * through the wall. */
 typedef struct {
-    int enabled;
+    int enabled; /* an Outflow block */
     double position;
+    int bounded; /* the box below is set (by gf_outflow_configure) */
+    double lo[3], hi[3];
+    int periodic[3];
+    int64_t left_box; /* particles this rank deleted for leaving the box (cumulative) */
 } gf_outflow;
 
-gf_status gf_outflow_configure(gf_outflow *out, gf_config_block *root);
-/* Deletes the owned particles beyond the outflow (no ghosts present): count and mass. */
-void gf_outflow_apply(const gf_outflow *out, gf_particles *p, int64_t *deleted, double *mass);
+/* Reads the Outflow block (if any; its position must lie in [lo[0], hi[0]]) and records the
+ * domain box. */
+gf_status gf_outflow_configure(gf_outflow *out, gf_config_block *root, const double lo[3],
+                               const double hi[3], const int periodic[3]);
+/* Deletes the owned particles beyond the outflow or outside the box (no ghosts present): adds
+ * their count and mass to *deleted and *mass, and those outside the box to out->left_box. */
+void gf_outflow_apply(gf_outflow *out, gf_particles *p, int64_t *deleted, double *mass);
 
 #endif
