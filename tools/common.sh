@@ -2,10 +2,13 @@
 # and configures the environment Open MPI wants when run as root on a small machine.
 
 GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev"
+# The test suite also fuzzes the configuration parser with clang's libFuzzer.
+GF_TEST_PACKAGES="clang libclang-rt-14-dev"
 
+# Installs the packages named (default: GF_PACKAGES) that are missing.
 gf_install_deps() {
     local missing=()
-    for p in $GF_PACKAGES; do
+    for p in ${@:-$GF_PACKAGES}; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -eq 0 ]; then
