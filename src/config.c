@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,35 @@ typedef struct {
     int nvec;        /* number of vector components */
     int line, col;   /* of the value; 0 when from the command line or a default */
     int kline, kcol; /* of the key */
-    int used;
-    int is_default; /* recorded by a getter, not present in the input */
+    int used;        /* read by a getter; a default entry that is not used was withdrawn */
+    int is_default;  /* recorded by a getter, not present in the input */
 } entry;
+
+/* Maps names to positions in an array (the entries of a block, or the groups of its children)
+ * so that files with a million keys in a block or 1e5 repeated blocks are read in linear time.
+ * Arrays of up to INDEX_MIN names are scanned instead: the many small blocks of a file then cost
+ * no index memory. Open addressing with linear probing, at most half full; the slots keep the
+ * hash so that probing and growing touch the names only on a likely match. */
+typedef struct {
+    uint32_t pos; /* position + 1; 0 is an empty slot */
+    uint32_t hash;
+} index_slot;
+
+typedef struct {
+    index_slot *slot;
+    size_t cap; /* a power of two, or 0 while the array is scanned */
+} name_index;
+
+#define INDEX_MIN 8
+
+/* The children of one block that share a name, in file order: gf_config_section_nth is then a
+ * direct access however many repeated blocks there are. */
+typedef struct {
+    const char *name; /* that of members[0] */
+    struct gf_config_block **members;
+    size_t n, cap;
+    size_t nimplicit; /* members created by a getter (at most the single member in practice) */
+} child_group;
 
 struct gf_config_block {
     char *name;
@@ -29,8 +56,12 @@ struct gf_config_block {
     int implicit; /* created by a getter because the input did not have it */
     entry *entries;
     size_t nentries, capentries;
-    struct gf_config_block **children;
+    name_index entry_index;
+    struct gf_config_block **children; /* in file order, for the dump and the unused check */
     size_t nchildren, capchildren;
+    child_group *groups;
+    size_t ngroups, capgroups;
+    name_index group_index;
     struct gf_config_block *parent;
     struct gf_config *cfg;
 };
@@ -39,6 +70,85 @@ struct gf_config {
     char *filename;
     gf_config_block *root;
 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* Name index                                                                                 */
+
+typedef const char *(*name_at_fn)(const void *array, size_t i);
+
+static const char *entry_name_at(const void *array, size_t i) {
+    return ((const entry *)array)[i].key;
+}
+
+static const char *group_name_at(const void *array, size_t i) {
+    return ((const child_group *)array)[i].name;
+}
+
+static uint32_t hash_name(const char *s) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; ++s)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The position of `name` among the n names of the array, or SIZE_MAX. */
+static size_t index_find(const name_index *ix, const void *array, size_t n, name_at_fn name_at,
+                         const char *name) {
+    if (ix->cap == 0) {
+        for (size_t i = 0; i < n; ++i)
+            if (strcmp(name_at(array, i), name) == 0)
+                return i;
+        return SIZE_MAX;
+    }
+    uint32_t hash = hash_name(name);
+    for (size_t h = hash & (ix->cap - 1);; h = (h + 1) & (ix->cap - 1)) {
+        const index_slot *s = &ix->slot[h];
+        if (s->pos == 0)
+            return SIZE_MAX;
+        if (s->hash == hash && strcmp(name_at(array, s->pos - 1), name) == 0)
+            return s->pos - 1;
+    }
+}
+
+static void index_put(index_slot *slot, size_t cap, uint32_t hash, size_t pos) {
+    size_t h = hash & (cap - 1);
+    while (slot[h].pos != 0)
+        h = (h + 1) & (cap - 1);
+    slot[h].pos = (uint32_t)(pos + 1);
+    slot[h].hash = hash;
+}
+
+/* Records that position n-1 of the array now holds a new name (absent from the index). */
+static gf_status index_added(name_index *ix, const void *array, size_t n, name_at_fn name_at) {
+    if (n >= UINT32_MAX)
+        return GF_ERROR(GF_ERR_MEMORY, "more than %u names in one configuration block",
+                        (unsigned)UINT32_MAX - 1);
+    if (ix->cap == 0 && n <= INDEX_MIN)
+        return GF_OK;
+    if (2 * n <= ix->cap) {
+        index_put(ix->slot, ix->cap, hash_name(name_at(array, n - 1)), n - 1);
+        return GF_OK;
+    }
+    size_t cap = ix->cap ? 2 * ix->cap : 4 * INDEX_MIN;
+    while (cap < 2 * n)
+        cap *= 2;
+    index_slot *slot = gf_calloc(cap, sizeof *slot);
+    if (!slot)
+        return gf_error_status();
+    if (ix->cap == 0) {
+        for (size_t i = 0; i < n; ++i)
+            index_put(slot, cap, hash_name(name_at(array, i)), i);
+    } else {
+        for (size_t i = 0; i < ix->cap; ++i)
+            if (ix->slot[i].pos != 0)
+                index_put(slot, cap, ix->slot[i].hash, ix->slot[i].pos - 1);
+        index_put(slot, cap, hash_name(name_at(array, n - 1)), n - 1);
+    }
+    free(ix->slot);
+    ix->slot = slot;
+    ix->cap = cap;
+    return GF_OK;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tree building                                                                              */
@@ -56,8 +166,42 @@ static char *dup_str(const char *s) {
     return dup_range(s, strlen(s));
 }
 
+static child_group *find_group(const gf_config_block *parent, const char *name) {
+    size_t i =
+        index_find(&parent->group_index, parent->groups, parent->ngroups, group_name_at, name);
+    return i == SIZE_MAX ? NULL : &parent->groups[i];
+}
+
+/* Appends child b (already in parent->children) to the group of its name. */
+static gf_status group_add(gf_config_block *parent, gf_config_block *b) {
+    child_group *g = find_group(parent, b->name);
+    if (!g) {
+        if (parent->ngroups == parent->capgroups) {
+            size_t cap = parent->capgroups ? 2 * parent->capgroups : 2;
+            GF_TRY(gf_grow((void **)&parent->groups, cap, sizeof *parent->groups));
+            parent->capgroups = cap;
+        }
+        g = &parent->groups[parent->ngroups];
+        memset(g, 0, sizeof *g);
+        g->name = b->name;
+        parent->ngroups++;
+        GF_TRY(index_added(&parent->group_index, parent->groups, parent->ngroups, group_name_at));
+    }
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 1;
+        GF_TRY(gf_grow((void **)&g->members, cap, sizeof *g->members));
+        g->cap = cap;
+    }
+    g->members[g->n++] = b;
+    if (b->implicit)
+        g->nimplicit++;
+    return GF_OK;
+}
+
+static void block_free(gf_config_block *b);
+
 static gf_config_block *block_new(gf_config *cfg, gf_config_block *parent, const char *name,
-                                  int line, int col) {
+                                  int line, int col, int implicit) {
     gf_config_block *b = gf_calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -68,19 +212,22 @@ static gf_config_block *block_new(gf_config *cfg, gf_config_block *parent, const
     }
     b->line = line;
     b->col = col;
+    b->implicit = implicit;
     b->parent = parent;
     b->cfg = cfg;
     if (parent) {
         if (parent->nchildren == parent->capchildren) {
             size_t cap = parent->capchildren ? 2 * parent->capchildren : 4;
             if (gf_grow((void **)&parent->children, cap, sizeof *parent->children) != GF_OK) {
-                free(b->name);
-                free(b);
+                block_free(b);
                 return NULL;
             }
             parent->capchildren = cap;
         }
+        /* Listed among the children first: the parent then frees it whatever happens next. */
         parent->children[parent->nchildren++] = b;
+        if (group_add(parent, b) != GF_OK)
+            return NULL;
     }
     return b;
 }
@@ -93,23 +240,27 @@ static void block_free(gf_config_block *b) {
         free(b->entries[i].text);
     }
     free(b->entries);
+    free(b->entry_index.slot);
     for (size_t i = 0; i < b->nchildren; ++i)
         block_free(b->children[i]);
     free(b->children);
+    for (size_t i = 0; i < b->ngroups; ++i)
+        free(b->groups[i].members);
+    free(b->groups);
+    free(b->group_index.slot);
     free(b->name);
     free(b);
 }
 
 static entry *find_entry(const gf_config_block *b, const char *key) {
-    for (size_t i = 0; i < b->nentries; ++i)
-        if (strcmp(b->entries[i].key, key) == 0)
-            return &b->entries[i];
-    return NULL;
+    size_t i = index_find(&b->entry_index, b->entries, b->nentries, entry_name_at, key);
+    return i == SIZE_MAX ? NULL : &b->entries[i];
 }
 
+/* A new entry for a key that is not in the block yet. */
 static entry *add_entry(gf_config_block *b, const char *key) {
     if (b->nentries == b->capentries) {
-        size_t cap = b->capentries ? 2 * b->capentries : 8;
+        size_t cap = b->capentries ? 2 * b->capentries : 2;
         if (gf_grow((void **)&b->entries, cap, sizeof *b->entries) != GF_OK)
             return NULL;
         b->capentries = cap;
@@ -120,6 +271,11 @@ static entry *add_entry(gf_config_block *b, const char *key) {
     if (!e->key)
         return NULL;
     b->nentries++;
+    if (index_added(&b->entry_index, b->entries, b->nentries, entry_name_at) != GF_OK) {
+        free(e->key);
+        b->nentries--;
+        return NULL;
+    }
     return e;
 }
 
@@ -154,6 +310,9 @@ typedef struct {
     int line, col;
     int end_line, end_col; /* just after the last token: where a missing ';' belongs */
     const char *filename;
+    /* The number of the last error when it was one out of the range of a double. */
+    const char *range_error;
+    size_t range_len;
     token tok;
 } lexer;
 
@@ -173,8 +332,19 @@ static int peekc(const lexer *lx, size_t ahead) {
     return lx->pos + ahead < lx->len ? (unsigned char)lx->src[lx->pos + ahead] : -1;
 }
 
+/* Whether the byte at pos ends a line: '\n', or a '\r' not followed by '\n' (old Mac files);
+ * in "\r\n" the '\n' ends the line. */
+static int ends_line(const lexer *lx, size_t pos) {
+    char c = lx->src[pos];
+    return c == '\n' || (c == '\r' && (pos + 1 >= lx->len || lx->src[pos + 1] != '\n'));
+}
+
+static int is_line_break(int c) {
+    return c == '\n' || c == '\r';
+}
+
 static void advance(lexer *lx) {
-    if (lx->src[lx->pos] == '\n') {
+    if (ends_line(lx, lx->pos)) {
         lx->line++;
         lx->col = 1;
     } else {
@@ -200,7 +370,7 @@ static gf_status skip_space(lexer *lx) {
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
             advance(lx);
         } else if (c == '/' && peekc(lx, 1) == '/') {
-            while (peekc(lx, 0) >= 0 && peekc(lx, 0) != '\n')
+            while (peekc(lx, 0) >= 0 && !is_line_break(peekc(lx, 0)))
                 advance(lx);
         } else if (c == '/' && peekc(lx, 1) == '*') {
             int line = lx->line, col = lx->col;
@@ -231,7 +401,7 @@ static gf_status lex_string(lexer *lx) {
         return gf_error_status();
     for (;;) {
         int c = peekc(lx, 0);
-        if (c < 0 || c == '\n') {
+        if (c < 0 || is_line_break(c)) {
             free(buf);
             return lex_error(lx, line, col, "string opened here is not closed on the same line");
         }
@@ -300,8 +470,11 @@ static gf_status lex_number(lexer *lx) {
     double v = strtod(buf, &end);
     if (end != buf + n || n == 0)
         return lex_error(lx, line, col, "bad number '%s'", buf);
-    if (!isfinite(v) || errno == ERANGE)
+    if (!isfinite(v) || errno == ERANGE) {
+        lx->range_error = lx->src + start;
+        lx->range_len = n;
         return lex_error(lx, line, col, "number '%s' is out of the range of a double", buf);
+    }
     lx->tok.kind = TOK_NUMBER;
     lx->tok.start = lx->src + start;
     lx->tok.len = n;
@@ -470,7 +643,7 @@ static gf_status parse_items(lexer *lx, gf_config_block *b, int depth) {
             if (depth + 1 >= GF_CONFIG_MAX_DEPTH)
                 return lex_error(lx, line, col, "blocks nested more than %d deep",
                                  GF_CONFIG_MAX_DEPTH);
-            gf_config_block *child = block_new(b->cfg, b, name, line, col);
+            gf_config_block *child = block_new(b->cfg, b, name, line, col, 0);
             if (!child)
                 return gf_error_status();
             GF_TRY(lex_next(lx));
@@ -509,7 +682,7 @@ gf_status gf_config_parse(const char *text, size_t len, const char *filename, gf
     if (!cfg)
         return gf_error_status();
     cfg->filename = dup_str(filename);
-    cfg->root = block_new(cfg, NULL, "", 0, 0);
+    cfg->root = block_new(cfg, NULL, "", 0, 0, 0);
     if (!cfg->filename || !cfg->root) {
         gf_config_destroy(cfg);
         return gf_error_status();
@@ -589,6 +762,26 @@ gf_status gf_config_read_file(const char *path, char **text, size_t *len) {
 /* ------------------------------------------------------------------------------------------ */
 /* Overrides                                                                                  */
 
+/* Whether the n bytes at name make a key or block name of the file syntax. */
+static int valid_name(const char *name, size_t n) {
+    if (n == 0 || n > 256 || !is_name_start((unsigned char)name[0]))
+        return 0;
+    for (size_t i = 1; i < n; ++i)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+            return 0;
+    return 1;
+}
+
+/* Marks a block the command line names as given, so that it counts among the repeated ones. */
+static void make_explicit(gf_config_block *b) {
+    if (!b->implicit || !b->parent)
+        return;
+    b->implicit = 0;
+    child_group *g = find_group(b->parent, b->name);
+    if (g)
+        g->nimplicit--;
+}
+
 gf_status gf_config_override(gf_config *cfg, const char *arg) {
     const char *s = arg[0] == '-' ? arg + 1 : arg;
     const char *eq = strchr(s, '=');
@@ -602,52 +795,83 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
     if (!lastdot)
         return GF_ERROR(GF_ERR_INPUT,
                         "command-line override '%s' names no block (use -Block.key=value)", arg);
-    gf_config_block *b = cfg->root;
-    const char *p = s;
-    while (p < lastdot) {
-        const char *dot = memchr(p, '.', (size_t)(lastdot - p));
-        if (!dot)
-            dot = lastdot;
-        char name[260];
-        size_t n = (size_t)(dot - p);
-        if (n == 0 || n >= sizeof name)
-            return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty block name",
-                            arg);
-        memcpy(name, p, n);
-        name[n] = '\0';
-        b = gf_config_section(b, name);
-        if (!b)
-            return gf_error_status();
-        b->implicit = 0;
-        p = dot + 1;
+    /* Every name is checked before any block is made, so a bad argument changes nothing. */
+    int nblocks = 0;
+    for (const char *p = s;;) {
+        const char *end = p;
+        while (end < eq && *end != '.')
+            ++end;
+        int is_key = end == eq;
+        if (end == p)
+            return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty %s", arg,
+                            is_key ? "key" : "block name");
+        if (!valid_name(p, (size_t)(end - p)))
+            return GF_ERROR(GF_ERR_INPUT,
+                            "command-line override '%s': '%.*s' is not a valid %s (letters, "
+                            "digits and '_', not starting with a digit)",
+                            arg, (int)(end - p > 60 ? 60 : end - p), p,
+                            is_key ? "key" : "block name");
+        if (is_key)
+            break;
+        if (++nblocks >= GF_CONFIG_MAX_DEPTH)
+            return GF_ERROR(GF_ERR_INPUT,
+                            "command-line override '%s' nests blocks more than %d deep", arg,
+                            GF_CONFIG_MAX_DEPTH);
+        p = end + 1;
     }
     char key[260];
     size_t klen = (size_t)(eq - lastdot - 1);
-    if (klen == 0 || klen >= sizeof key)
-        return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty key", arg);
     memcpy(key, lastdot + 1, klen);
     key[klen] = '\0';
     const char *val = eq + 1;
+    /* As in a string of the file: the dump of the effective configuration must stay a file that
+     * parses (and prints) cleanly. */
+    for (const char *p = val; *p; ++p)
+        if ((unsigned char)*p < 0x20 && *p != '\t')
+            return GF_ERROR(GF_ERR_INPUT,
+                            "command-line override '%s': control byte 0x%02x in the value", arg,
+                            (unsigned char)*p);
 
     /* Parse the value with the file syntax so vectors and numbers keep their types; anything
-     * that is not one clean value (a path, say) is taken as a string. */
-    gf_config tmpcfg = {.filename = "command line"};
+     * that is not one clean value (a path, say) is taken as a string, but a number too large
+     * for a double is an error as it is in the file. */
     lexer lx = {.src = val, .len = strlen(val), .line = 1, .col = 1, .filename = "command line"};
     entry tmp = {.key = key};
     gf_status st = lex_next(&lx);
+    int numeric = lx.range_error || lx.tok.kind == TOK_NUMBER || lx.tok.kind == TOK_LANGLE;
     if (st == GF_OK && lx.tok.kind != TOK_EOF)
         st = parse_value(&lx, &tmp);
     int clean = (st == GF_OK && tmp.text && lx.tok.kind == TOK_EOF);
     free(lx.tok.str);
-    (void)tmpcfg;
     if (!clean) {
         free(tmp.text);
+        if (numeric && lx.range_error)
+            return GF_ERROR(GF_ERR_INPUT,
+                            "command-line override '%s': number '%.*s' is out of the range of "
+                            "a double",
+                            arg, (int)(lx.range_len > 60 ? 60 : lx.range_len), lx.range_error);
         gf_error_clear();
         memset(&tmp, 0, sizeof tmp);
         tmp.kind = VAL_STRING;
         tmp.text = dup_str(val);
         if (!tmp.text)
             return gf_error_status();
+    }
+
+    gf_config_block *b = cfg->root;
+    for (const char *p = s; p < lastdot;) {
+        const char *dot = memchr(p, '.', (size_t)(lastdot - p) + 1);
+        char name[260];
+        size_t n = (size_t)(dot - p);
+        memcpy(name, p, n);
+        name[n] = '\0';
+        b = gf_config_section(b, name);
+        if (!b) {
+            free(tmp.text);
+            return gf_error_status();
+        }
+        make_explicit(b);
+        p = dot + 1;
     }
     entry *e = find_entry(b, key);
     if (!e) {
@@ -690,37 +914,37 @@ const char *gf_config_block_where(const gf_config_block *b, char *buf, size_t si
 }
 
 gf_config_block *gf_config_section(gf_config_block *parent, const char *name) {
-    for (size_t i = 0; i < parent->nchildren; ++i) {
-        if (strcmp(parent->children[i]->name, name) == 0) {
-            parent->children[i]->used = 1;
-            return parent->children[i];
-        }
+    child_group *g = find_group(parent, name);
+    if (g) {
+        g->members[0]->used = 1;
+        return g->members[0];
     }
-    gf_config_block *b = block_new(parent->cfg, parent, name, 0, 0);
-    if (b) {
-        b->implicit = 1;
+    gf_config_block *b = block_new(parent->cfg, parent, name, 0, 0, 1);
+    if (b)
         b->used = 1;
-    }
     return b;
 }
 
 size_t gf_config_section_count(gf_config_block *parent, const char *name) {
-    size_t n = 0;
-    for (size_t i = 0; i < parent->nchildren; ++i)
-        if (strcmp(parent->children[i]->name, name) == 0 && !parent->children[i]->implicit)
-            n++;
-    return n;
+    const child_group *g = find_group(parent, name);
+    return g ? g->n - g->nimplicit : 0;
 }
 
 gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name, size_t k) {
-    for (size_t i = 0; i < parent->nchildren; ++i) {
-        gf_config_block *c = parent->children[i];
-        if (strcmp(c->name, name) == 0 && !c->implicit && k-- == 0) {
-            c->used = 1;
-            return c;
-        }
+    child_group *g = find_group(parent, name);
+    if (!g || k >= g->n - g->nimplicit)
+        return NULL;
+    gf_config_block *c = NULL;
+    if (g->nimplicit == 0) {
+        c = g->members[k];
+    } else {
+        /* Only a block a getter made before any was given: a group of one. */
+        for (size_t i = 0; i < g->n && !c; ++i)
+            if (!g->members[i]->implicit && k-- == 0)
+                c = g->members[i];
     }
-    return NULL;
+    c->used = 1;
+    return c;
 }
 
 int gf_config_has(const gf_config_block *b, const char *key) {
@@ -897,13 +1121,11 @@ gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double d
 static gf_status missing(gf_config_block *b, const char *key, const char *what) {
     char where[512];
     gf_config_block_where(b, where, sizeof where);
-    /* The failed lookup recorded a default entry; drop it so the dump does not show it. */
+    /* An earlier getter may have recorded a default for the key: withdraw it so the dump does
+     * not show it (the entry stays, unused, so the index of the block stays valid). */
     entry *e = find_entry(b, key);
-    if (e && e->is_default) {
-        free(e->key);
-        free(e->text);
-        *e = b->entries[--b->nentries];
-    }
+    if (e && e->is_default)
+        e->used = 0;
     return GF_ERROR(GF_ERR_INPUT, "%s: block '%s' needs the key '%s' (%s)", where, b->name, key,
                     what);
 }
@@ -997,7 +1219,7 @@ static gf_status check_block(const gf_config_block *b, size_t *nproblems, char *
             known[nknown++] = b->entries[i].key;
     for (size_t i = 0; i < b->nentries; ++i) {
         const entry *e = &b->entries[i];
-        if (e->used)
+        if (e->used || e->is_default)
             continue;
         if ((*nproblems)++ == 0) {
             char where[512], hint[512];
@@ -1077,16 +1299,6 @@ static void sb_printf(strbuf *sb, const char *fmt, ...) {
     }
 }
 
-static int block_has_content(const gf_config_block *b) {
-    for (size_t i = 0; i < b->nentries; ++i)
-        if (b->entries[i].used)
-            return 1;
-    for (size_t i = 0; i < b->nchildren; ++i)
-        if (b->children[i]->used && block_has_content(b->children[i]))
-            return 1;
-    return 0;
-}
-
 static void dump_string(strbuf *sb, const char *s) {
     sb_printf(sb, "\"");
     for (; *s; ++s) {
@@ -1102,7 +1314,10 @@ static void dump_string(strbuf *sb, const char *s) {
     sb_printf(sb, "\"");
 }
 
-static void dump_block(strbuf *sb, const gf_config_block *b, int depth) {
+/* Writes the keys read in b and its sub-blocks; returns whether it wrote anything. A sub-block
+ * with nothing read is taken back out, which keeps the dump linear in the size of the tree. */
+static int dump_block(strbuf *sb, const gf_config_block *b, int depth) {
+    int wrote = 0;
     for (size_t i = 0; i < b->nentries; ++i) {
         const entry *e = &b->entries[i];
         if (!e->used)
@@ -1113,15 +1328,23 @@ static void dump_block(strbuf *sb, const gf_config_block *b, int depth) {
         else
             sb_printf(sb, "%s", e->text);
         sb_printf(sb, ";%s\n", e->is_default ? " // default" : "");
+        wrote = 1;
     }
     for (size_t i = 0; i < b->nchildren; ++i) {
         const gf_config_block *c = b->children[i];
-        if (!c->used || !block_has_content(c))
+        if (!c->used)
             continue;
+        size_t mark = sb->len;
         sb_printf(sb, "%*s%s {\n", 4 * depth, "", c->name);
-        dump_block(sb, c, depth + 1);
-        sb_printf(sb, "%*s}\n", 4 * depth, "");
+        if (dump_block(sb, c, depth + 1)) {
+            sb_printf(sb, "%*s}\n", 4 * depth, "");
+            wrote = 1;
+        } else if (!sb->failed) {
+            sb->len = mark;
+            sb->buf[mark] = '\0';
+        }
     }
+    return wrote;
 }
 
 gf_status gf_config_dump(const gf_config *cfg, char **text) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "granflow/config.h"
 #include "test_util.h"
@@ -260,6 +261,249 @@ static void test_fuzz(void **state) {
     }
 }
 
+/* Command-line overrides name a block path of valid, non-empty names; a bad one is an error that
+ * quotes the argument and leaves the configuration as it was (issue 16). */
+static void test_override_paths(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("Time { dt 1e-4; }\n");
+    static const char *bad[] = {"-Time..dt=5", "-.Time.dt=5", "-Time.=5",    "-Time.dt.=5",
+                                "-Ti me.dt=5", "-Time.d-t=5", "-Time.1dt=5", "-Time.Sub..dt=5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        if (gf_config_override(cfg, bad[i]) != GF_ERR_INPUT)
+            fail_msg("override '%s' was accepted", bad[i]);
+        if (!strstr(gf_error_message(), bad[i]))
+            fail_msg("message '%s' does not name '%s'", gf_error_message(), bad[i]);
+    }
+    /* Blocks nested deeper than a file may nest them are refused too. */
+    char deep[4 * GF_CONFIG_MAX_DEPTH + 16] = "-";
+    for (int i = 0; i < GF_CONFIG_MAX_DEPTH; ++i)
+        strcat(deep, "A.");
+    strcat(deep, "k=1");
+    assert_int_equal(gf_config_override(cfg, deep), GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "deep"));
+    gf_config_block *t = gf_config_section(gf_config_root(cfg), "Time");
+    double dt = 0;
+    GF_ASSERT_OK(gf_config_get_double(t, "dt", 0, &dt));
+    assert_true(dt == 1e-4);
+    /* Nothing else was added: no key or block the program did not read. */
+    GF_ASSERT_OK(gf_config_check_unused(cfg));
+    char *dump = NULL;
+    GF_ASSERT_OK(gf_config_dump(cfg, &dump));
+    assert_string_equal(dump, "Time {\n    dt 1e-4;\n}\n");
+    free(dump);
+    gf_config_destroy(cfg);
+}
+
+/* A number on the command line too large for a double is reported as such, as in the file, not
+ * silently taken as a string; text that merely contains such digits stays a string. */
+static void test_override_range(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("Time { dt 1e-4; }\n");
+    static const char *bad[] = {"-Time.dt=1e400", "-Time.dt=-1e999", "-Domain.min=<0, 1e400, 0>"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        if (gf_config_override(cfg, bad[i]) != GF_ERR_INPUT)
+            fail_msg("override '%s' was accepted", bad[i]);
+        const char *msg = gf_error_message();
+        if (!strstr(msg, "out of the range of a double") || !strstr(msg, bad[i]))
+            fail_msg("override '%s' gave '%s'", bad[i], msg);
+    }
+    GF_ASSERT_OK(gf_config_override(cfg, "-Output.directory=runs/1e400"));
+    GF_ASSERT_OK(gf_config_override(cfg, "-Output.tag=1e400abc"));
+    gf_config_block *root = gf_config_root(cfg);
+    char s[64];
+    GF_ASSERT_OK(
+        gf_config_get_string(gf_config_section(root, "Output"), "directory", "", s, sizeof s));
+    assert_string_equal(s, "runs/1e400");
+    GF_ASSERT_OK(gf_config_get_string(gf_config_section(root, "Output"), "tag", "", s, sizeof s));
+    assert_string_equal(s, "1e400abc");
+    double dt = 0;
+    GF_ASSERT_OK(gf_config_get_double(gf_config_section(root, "Time"), "dt", 0, &dt));
+    assert_true(dt == 1e-4);
+    gf_config_destroy(cfg);
+}
+
+/* A lone '\r' (old Mac files) ends a line like '\n' and "\r\n": for comments, for the line
+ * numbers of messages and for strings left open (issue 16). */
+static void test_cr_line_ends(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("// a comment\rTime {\r  dt 1e-3; // another\r  steps 7;\r}\r");
+    gf_config_block *t = gf_config_section(gf_config_root(cfg), "Time");
+    assert_true(gf_config_has(t, "dt"));
+    long steps = 0;
+    GF_ASSERT_OK(gf_config_get_long(t, "steps", 0, &steps));
+    assert_int_equal(steps, 7);
+    double dt = 0;
+    GF_ASSERT_OK(gf_config_get_double(t, "dt", 0, &dt));
+    assert_true(dt == 1e-3);
+    GF_ASSERT_OK(gf_config_check_unused(cfg));
+    gf_config_destroy(cfg);
+
+    const char *x;
+    x = "Time {\r  dt 1e-4\r  steps 3;\r}\r";
+    expect_parse_error(x, strlen(x), "bad.cfg:2:10", "expected ';'");
+    x = "// c\r\nTime {\r\n\r\n  dt 1; d$t 2;\r\n}\r\n";
+    expect_parse_error(x, strlen(x), "bad.cfg:4:10", "unexpected character '$'");
+    x = "a 1;\r\rb 2;\n\r\n\rc x$;\r";
+    expect_parse_error(x, strlen(x), "bad.cfg:6:4", "unexpected character '$'");
+    x = "Time { name \"open\r}\r";
+    expect_parse_error(x, strlen(x), "bad.cfg:1:13", "not closed on the same line");
+    x = "/* a\r b\r */ }";
+    expect_parse_error(x, strlen(x), "bad.cfg:3:5", "without a matching");
+}
+
+/* Found by the fuzzer: an override value with a control byte became a string the dump wrote
+ * raw, so the effective configuration no longer parsed. Such values are refused like in a file
+ * string; every other value survives the dump (issue 16). */
+static void test_override_dump(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("Output { directory \"out\"; }\n");
+    static const char *bad[] = {"-Output.note=a\x0e"
+                                "b",
+                                "-Output.note=<0,0,1\r", "-Output.n=x\ny"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        assert_int_equal(gf_config_override(cfg, bad[i]), GF_ERR_INPUT);
+        assert_non_null(strstr(gf_error_message(), "control byte"));
+    }
+    const char *odd = "say \"hi\"\t\\ \x7f caf\xc3\xa9 // not a comment";
+    char arg[128];
+    snprintf(arg, sizeof arg, "-Output.note=%s", odd);
+    GF_ASSERT_OK(gf_config_override(cfg, arg));
+    gf_config_block *out = gf_config_section(gf_config_root(cfg), "Output");
+    char s[64];
+    GF_ASSERT_OK(gf_config_get_string(out, "note", "", s, sizeof s));
+    assert_string_equal(s, odd);
+    GF_ASSERT_OK(gf_config_get_string(out, "directory", "", s, sizeof s));
+    char *dump = NULL;
+    GF_ASSERT_OK(gf_config_dump(cfg, &dump));
+    gf_config *again = parse_ok(dump);
+    GF_ASSERT_OK(gf_config_get_string(gf_config_section(gf_config_root(again), "Output"), "note",
+                                      "", s, sizeof s));
+    assert_string_equal(s, odd);
+    gf_config_destroy(again);
+    free(dump);
+    gf_config_destroy(cfg);
+}
+
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* n keys in one block, every 16th also set on the command line; all read through getters, then
+ * checked and dumped. Returns the CPU time of the configuration calls. */
+static double run_many_keys(size_t n) {
+    char *text = malloc(16 * n + 16);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "Big {\n");
+    for (size_t i = 0; i < n; ++i)
+        len += (size_t)sprintf(text + len, "k%zx %zu;\n", i, i % 10);
+    len += (size_t)sprintf(text + len, "}\n");
+    assert_true(len <= GF_CONFIG_MAX_BYTES);
+    char arg[64], key[32];
+    double t0 = cpu_seconds();
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(text, len, "big.cfg", &cfg));
+    for (size_t i = 0; i < n; i += 16) {
+        snprintf(arg, sizeof arg, "-Big.k%zx=%zu", i, 10 + i % 7);
+        GF_ASSERT_OK(gf_config_override(cfg, arg));
+    }
+    gf_config_block *b = gf_config_section(gf_config_root(cfg), "Big");
+    for (size_t i = 0; i < n; ++i) {
+        long v = -1;
+        snprintf(key, sizeof key, "k%zx", i);
+        GF_ASSERT_OK(gf_config_get_long(b, key, -1, &v));
+        if (v != (long)(i % 16 == 0 ? 10 + i % 7 : i % 10))
+            fail_msg("key %s read %ld", key, v);
+    }
+    GF_ASSERT_OK(gf_config_check_unused(cfg));
+    char *dump = NULL;
+    GF_ASSERT_OK(gf_config_dump(cfg, &dump));
+    double t1 = cpu_seconds();
+    snprintf(key, sizeof key, "\n    k%zx %zu;\n", n - 1, (n - 1) % 10);
+    assert_non_null(strstr(dump, key));
+    free(dump);
+    gf_config_destroy(cfg);
+    free(text);
+    return t1 - t0;
+}
+
+/* n repeated blocks, read the way the program reads walls and materials: the count, then the
+ * k-th block for k = 0..n-1. */
+static double run_repeated_blocks(size_t n) {
+    char *text = malloc(48 * n + 16);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "Walls {\n");
+    for (size_t i = 0; i < n; ++i)
+        len += (size_t)sprintf(text + len, "  Wall { id %zu; normal < 0, 0, 1 >; }\n", i);
+    len += (size_t)sprintf(text + len, "}\n");
+    assert_true(len <= GF_CONFIG_MAX_BYTES);
+    double t0 = cpu_seconds();
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(text, len, "walls.cfg", &cfg));
+    gf_config_block *walls = gf_config_section(gf_config_root(cfg), "Walls");
+    size_t count = gf_config_section_count(walls, "Wall");
+    assert_int_equal(count, n);
+    static const double def[3] = {0, 0, 0};
+    for (size_t k = 0; k < count; ++k) {
+        gf_config_block *w = gf_config_section_nth(walls, "Wall", k);
+        assert_non_null(w);
+        long id = -1;
+        double normal[3];
+        GF_ASSERT_OK(gf_config_get_long(w, "id", -1, &id));
+        GF_ASSERT_OK(gf_config_get_vec3(w, "normal", def, normal));
+        if (id != (long)k || normal[2] != 1.0)
+            fail_msg("Wall %zu has id %ld", k, id);
+    }
+    assert_null(gf_config_section_nth(walls, "Wall", n));
+    GF_ASSERT_OK(gf_config_check_unused(cfg));
+    char *dump = NULL;
+    GF_ASSERT_OK(gf_config_dump(cfg, &dump));
+    double t1 = cpu_seconds();
+    char last[64];
+    snprintf(last, sizeof last, "        id %zu;\n", n - 1);
+    assert_non_null(strstr(dump, last));
+    free(dump);
+    gf_config_destroy(cfg);
+    free(text);
+    return t1 - t0;
+}
+
+/* Whether run(n) grows linearly: the sizes double from n0 to 64 n0 and each run must cost less
+ * than 6 times its share of the growth over the smallest run (best of five). Linear work grows
+ * like the size, up to about 3 times more per item as the data outgrow the caches; quadratic
+ * work fails at 8 n0 already (64 against 48), before the sizes get slow for it. A failing run is
+ * measured once more before it counts, so a load spike on a shared machine does not fail it. */
+static void expect_linear(double (*run)(size_t), size_t n0, const char *what) {
+    double t0 = run(n0);
+    for (int r = 0; r < 4; ++r) {
+        double t = run(n0);
+        t0 = t < t0 ? t : t0;
+    }
+    if (t0 < 1e-4)
+        t0 = 1e-4;
+    for (size_t m = 2; m <= 64; m *= 2) {
+        double t = run(m * n0);
+        if (t >= 6.0 * (double)m * t0) {
+            double again = run(m * n0);
+            t = again < t ? again : t;
+        }
+        print_message("%s: %zu in %.3f s, %.1f times %zu (linear %zu, quadratic %zu)\n", what,
+                      m * n0, t, t / t0, n0, m, m * m);
+        if (t >= 6.0 * (double)m * t0)
+            fail_msg("%s: %zu times the size took %.1f times as long (%.3f s vs %.3f s): not "
+                     "linear",
+                     what, m, t / t0, t, t0);
+    }
+}
+
+/* Issue 16: a block with 1e6 keys took over 15 minutes, 1e5 repeated blocks half a minute. */
+static void test_linear_time(void **state) {
+    (void)state;
+    expect_linear(run_many_keys, 15625, "keys in one block");
+    expect_linear(run_repeated_blocks, 1563, "repeated blocks");
+}
+
 static void test_read_file(void **state) {
     (void)state;
     char *text = NULL;
@@ -283,10 +527,13 @@ static void test_read_file(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_context), cmocka_unit_test(test_values),
-        cmocka_unit_test(test_type_errors),   cmocka_unit_test(test_unknown_keys),
-        cmocka_unit_test(test_overrides),     cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_fuzz),          cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_error_context),  cmocka_unit_test(test_values),
+        cmocka_unit_test(test_type_errors),    cmocka_unit_test(test_unknown_keys),
+        cmocka_unit_test(test_overrides),      cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_fuzz),           cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_override_paths), cmocka_unit_test(test_override_range),
+        cmocka_unit_test(test_cr_line_ends),   cmocka_unit_test(test_override_dump),
+        cmocka_unit_test(test_linear_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

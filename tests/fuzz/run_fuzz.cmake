@@ -1,0 +1,20 @@
+# Runs a libFuzzer binary for SECONDS over a fresh copy of the seed CORPUS in WORK, with the
+# dictionary DICT; fails on any crash, leak, undefined behaviour or timeout, whose input libFuzzer
+# leaves in WORK.
+foreach(var FUZZER CORPUS DICT WORK SECONDS)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_fuzz.cmake needs -D${var}=...")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/corpus)
+file(GLOB seeds ${CORPUS}/*)
+file(COPY ${seeds} DESTINATION ${WORK}/corpus)
+execute_process(
+  COMMAND ${FUZZER} -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048 -max_len=4096
+          -dict=${DICT} -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK}/corpus
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${FUZZER} failed (${rc}); the input is in ${WORK}/ (replay it with "
+                      "${FUZZER} ${WORK}/crash-..., and add it to the seed corpus)")
+endif()
