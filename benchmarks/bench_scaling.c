@@ -64,8 +64,7 @@ int main(int argc, char **argv) {
         return fail(&par, "setup");
     gf_solver_params prm;
     gf_solver_params_default(&prm);
-    prm.max_iterations = 20;
-    prm.tolerance = 0.0; /* a fixed amount of work per step, comparable across rank counts */
+    prm.sweeps = 20; /* a fixed amount of work per step, comparable across rank counts */
     if (gf_sim_set_solver(&sim, &prm) != GF_OK ||
         gf_materials_set_friction(&sim.materials, 0, 0, 0.4) != GF_OK)
         return fail(&par, "solver");

@@ -2,6 +2,7 @@
  * (through HDF5's MPI-IO driver and the file-level collectives). */
 #include "granflow/io.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <hdf5.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "granflow/log.h"
 #include "granflow/version.h"
@@ -59,6 +61,7 @@ gf_status gf_output_configure(gf_output *o, gf_config_block *root) {
     snprintf(def, sizeof def, "%s/%s.ckpt.h5", o->directory, o->prefix);
     GF_TRY(gf_config_get_string(b, "checkpoint", def, o->checkpoint, sizeof o->checkpoint));
     o->start = gf_wtime();
+    o->checkpoint_step = -1;
     return GF_OK;
 }
 
@@ -83,20 +86,43 @@ gf_status gf_output_set_config_text(gf_output *o, const char *text) {
 /* ------------------------------------------------------------------------------------------ */
 /* HDF5 helpers                                                                               */
 
+/* Collective HDF5 calls (file open and close, dataset creation, reads and writes) must be entered
+ * by every rank or by none. So a failure one rank meets alone (an allocation, a write error) is
+ * only recorded in `local`; the helpers skip work only on `st`, the status all ranks agreed on
+ * (h5_agree), which every rank holds alike. Agreements come before each collective that depends
+ * on what a rank may have failed alone. */
 typedef struct {
     const gf_par *par;
     MPI_Comm comm;
     int rank, size;
     hid_t file, dxpl;
     const char *path;
-    gf_status st;
+    gf_status st;    /* agreed: the same on every rank; once failed, the helpers do nothing */
+    gf_status local; /* this rank's first failure since the last agreement */
 } h5file;
 
+/* Records this rank's failure (the first since the last agreement). */
 #define H5_FAIL(f, ...)                                                                            \
     do {                                                                                           \
-        if ((f)->st == GF_OK)                                                                      \
-            (f)->st = GF_ERROR(GF_ERR_IO, __VA_ARGS__);                                            \
+        if ((f)->st == GF_OK && (f)->local == GF_OK)                                               \
+            (f)->local = GF_ERROR(GF_ERR_IO, __VA_ARGS__);                                         \
     } while (0)
+
+static void h5_local(h5file *f, gf_status st) {
+    if (f->st == GF_OK && f->local == GF_OK && st != GF_OK)
+        f->local = st;
+}
+
+/* Collective: every rank takes the lowest failing rank's status and message. */
+static gf_status h5_agree(h5file *f) {
+    if (f->st == GF_OK) {
+        f->st = f->local;
+        if (f->par)
+            f->st = gf_par_agree(f->par, f->st, NULL);
+    }
+    f->local = GF_OK;
+    return f->st;
+}
 
 static void comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
     if (sim->par) {
@@ -110,10 +136,13 @@ static void comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
     }
 }
 
+/* Collective; returns the agreed status. On failure nothing is left open. */
 static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int create) {
     memset(f, 0, sizeof *f);
     f->par = sim->par;
     f->path = path;
+    f->file = -1;
+    f->dxpl = -1;
     comm_of(sim, &f->comm, &f->rank, &f->size);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors become granflow messages */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -127,33 +156,38 @@ static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int cre
     H5Pset_dxpl_mpio(f->dxpl, H5FD_MPIO_COLLECTIVE);
     if (f->file < 0) {
         if (create)
-            return GF_ERROR(GF_ERR_IO,
-                            "cannot create '%s' (does the directory exist and is it "
-                            "writable?)",
-                            path);
-        return GF_ERROR(GF_ERR_IO,
-                        "cannot open '%s' as an HDF5 file (missing, truncated or not "
-                        "HDF5)",
-                        path);
+            H5_FAIL(f, "cannot create '%s' (does the directory exist and is it writable?)", path);
+        else
+            H5_FAIL(f, "cannot open '%s' as an HDF5 file (missing, truncated or not HDF5)", path);
     }
-    return GF_OK;
-}
-
-static gf_status h5_close(h5file *f) {
-    if (f->dxpl > 0)
+    if (h5_agree(f) != GF_OK) {
+        if (f->file >= 0)
+            H5Fclose(f->file);
         H5Pclose(f->dxpl);
-    if (f->file > 0 && H5Fclose(f->file) < 0)
-        H5_FAIL(f, "closing '%s' failed", f->path);
+        f->file = f->dxpl = -1;
+    }
     return f->st;
 }
 
+/* Collective; returns the agreed status of everything done with the file. */
+static gf_status h5_close(h5file *f) {
+    if (f->dxpl >= 0)
+        H5Pclose(f->dxpl);
+    if (f->file >= 0 && H5Fclose(f->file) < 0)
+        H5_FAIL(f, "closing '%s' failed", f->path);
+    f->file = f->dxpl = -1;
+    return h5_agree(f);
+}
+
+/* Attributes are metadata that every rank writes alike: a local failure is recorded and the
+ * following calls still made, so that all ranks make the same calls. */
 static void attr_write(h5file *f, hid_t obj, const char *name, hid_t type, int n,
                        const void *data) {
     if (f->st != GF_OK)
         return;
     hsize_t dims = (hsize_t)n;
     hid_t space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
-    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = obj >= 0 ? H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
     if (a < 0 || H5Awrite(a, type, data) < 0)
         H5_FAIL(f, "writing attribute '%s' to '%s' failed", name, f->path);
     if (a >= 0)
@@ -168,64 +202,71 @@ static void attr_string(h5file *f, hid_t obj, const char *name, const char *valu
     H5Tclose(t);
 }
 
-/* Writes a (global_n x ncols) dataset whose rows offset .. offset + n - 1 come from this rank. */
-static hid_t dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
-                        size_t offset, size_t global_n, const void *buf, const char *units,
-                        const char *desc) {
+/* Collective: writes a (global_n x ncols) dataset whose rows offset .. offset + n - 1 come from
+ * this rank, and agrees on the outcome. */
+static void dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
+                       size_t offset, size_t global_n, const void *buf, const char *units,
+                       const char *desc) {
     if (f->st != GF_OK)
-        return -1;
+        return;
     hsize_t gdims[2] = {(hsize_t)global_n, (hsize_t)ncols};
     int rank = ncols > 1 ? 2 : 1;
     hid_t fspace = H5Screate_simple(rank, gdims, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d < 0) {
-        H5Sclose(fspace);
+    hid_t d =
+        loc >= 0 ? H5Dcreate2(loc, name, type, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (d < 0)
         H5_FAIL(f, "creating dataset '%s' in '%s' failed", name, f->path);
-        return -1;
+    /* The write is collective: every rank has the dataset, or none writes. */
+    if (h5_agree(f) == GF_OK) {
+        hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
+        hid_t mspace = H5Screate_simple(rank, count, NULL);
+        if (n == 0) {
+            /* Ranks without rows still take part in the collective write. */
+            H5Sselect_none(fspace);
+            H5Sselect_none(mspace);
+        } else {
+            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+        }
+        /* An empty dataset has nothing to write (and HDF5 refuses the selection). */
+        if (global_n > 0 && H5Dwrite(d, type, mspace, fspace, f->dxpl, buf) < 0)
+            H5_FAIL(f, "writing dataset '%s' to '%s' failed", name, f->path);
+        H5Sclose(mspace);
+        if (units)
+            attr_string(f, d, "units", units);
+        if (desc)
+            attr_string(f, d, "description", desc);
     }
-    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
-    hid_t mspace = H5Screate_simple(rank, count, NULL);
-    if (n == 0) {
-        /* Ranks without rows still take part in the collective write. */
-        H5Sselect_none(fspace);
-        H5Sselect_none(mspace);
-    } else {
-        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
-    }
-    /* An empty dataset has nothing to write (and HDF5 refuses the selection). */
-    if (global_n > 0 && H5Dwrite(d, type, mspace, fspace, f->dxpl, buf) < 0)
-        H5_FAIL(f, "writing dataset '%s' to '%s' failed", name, f->path);
-    if (units)
-        attr_string(f, d, "units", units);
-    if (desc)
-        attr_string(f, d, "description", desc);
-    H5Sclose(mspace);
+    if (d >= 0)
+        H5Dclose(d);
     H5Sclose(fspace);
-    H5Dclose(d);
-    return 0;
+    h5_agree(f);
 }
 
-/* Reads rows offset .. offset + n - 1 of a (global_n x ncols) dataset, checking its shape. */
+/* Collective: reads rows offset .. offset + n - 1 of a (global_n x ncols) dataset, checking its
+ * shape, and agrees on the outcome. */
 static void dset_read(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
                       size_t offset, size_t global_n, void *buf) {
     if (f->st != GF_OK)
         return;
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t fspace = -1;
+    int rank = 0;
     if (d < 0) {
         H5_FAIL(f, "'%s' has no dataset '%s': not a granflow checkpoint, or from another version",
                 f->path, name);
-        return;
-    }
-    hid_t fspace = H5Dget_space(d);
-    hsize_t dims[2] = {0, 1};
-    int rank = H5Sget_simple_extent_ndims(fspace);
-    H5Sget_simple_extent_dims(fspace, dims, NULL);
-    if (rank != (ncols > 1 ? 2 : 1) || dims[0] != (hsize_t)global_n ||
-        (ncols > 1 && dims[1] != (hsize_t)ncols)) {
-        H5_FAIL(f, "dataset '%s' in '%s' has the wrong shape (%llu x %llu, expected %zu x %d)",
-                name, f->path, (unsigned long long)dims[0],
-                (unsigned long long)(rank > 1 ? dims[1] : 1), global_n, ncols);
     } else {
+        fspace = H5Dget_space(d);
+        hsize_t dims[2] = {0, 1};
+        rank = H5Sget_simple_extent_ndims(fspace);
+        H5Sget_simple_extent_dims(fspace, dims, NULL);
+        if (rank != (ncols > 1 ? 2 : 1) || dims[0] != (hsize_t)global_n ||
+            (ncols > 1 && dims[1] != (hsize_t)ncols))
+            H5_FAIL(f, "dataset '%s' in '%s' has the wrong shape (%llu x %llu, expected %zu x %d)",
+                    name, f->path, (unsigned long long)dims[0],
+                    (unsigned long long)(rank > 1 ? dims[1] : 1), global_n, ncols);
+    }
+    /* The read is collective: every rank found the dataset as expected, or none reads. */
+    if (h5_agree(f) == GF_OK) {
         hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
         hid_t mspace = H5Screate_simple(rank, count, NULL);
         if (n == 0) {
@@ -239,14 +280,17 @@ static void dset_read(h5file *f, hid_t loc, const char *name, hid_t type, int nc
                     f->path);
         H5Sclose(mspace);
     }
-    H5Sclose(fspace);
-    H5Dclose(d);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (d >= 0)
+        H5Dclose(d);
+    h5_agree(f);
 }
 
 static void attr_read(h5file *f, hid_t obj, const char *name, hid_t type, int n, void *out) {
-    if (f->st != GF_OK)
+    if (f->st != GF_OK || f->local != GF_OK)
         return;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t a = obj >= 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
     if (a < 0) {
         H5_FAIL(f, "'%s' lacks the attribute '%s': not a granflow checkpoint", f->path, name);
         return;
@@ -263,9 +307,9 @@ static void attr_read(h5file *f, hid_t obj, const char *name, hid_t type, int n,
 }
 
 static void attr_read_string(h5file *f, hid_t obj, const char *name, char *out, size_t size) {
-    if (f->st != GF_OK)
-        return;
     out[0] = '\0';
+    if (f->st != GF_OK || f->local != GF_OK)
+        return;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0) {
         H5_FAIL(f, "'%s' lacks the attribute '%s': not a granflow file", f->path, name);
@@ -285,6 +329,40 @@ static void attr_read_string(h5file *f, hid_t obj, const char *name, char *out, 
     }
     H5Tclose(t);
     H5Aclose(a);
+}
+
+/* Opens a group for reading (no collective: reads of metadata are independent). */
+static hid_t group_open(h5file *f, const char *name) {
+    if (f->st != GF_OK)
+        return -1;
+    hid_t g = H5Gopen2(f->file, name, H5P_DEFAULT);
+    if (g < 0)
+        H5_FAIL(f, "'%s' has no /%s group", f->path, name);
+    return g;
+}
+
+/* The rows of each rank in a group: `rank_offsets`, nranks + 1 non-decreasing values from 0 to
+ * the number of rows (`rows`, if not negative). A dataset: files of earlier versions have an
+ * attribute (limited to 64 KiB, so to about 8000 ranks), which is still read. Collective. */
+static void read_rank_offsets(h5file *f, hid_t g, int nranks, int64_t rows, int64_t *offs) {
+    if (f->st != GF_OK)
+        return;
+    if (H5Lexists(g, "rank_offsets", H5P_DEFAULT) > 0) {
+        dset_read(f, g, "rank_offsets", H5T_NATIVE_INT64, 1, (size_t)nranks + 1, 0,
+                  (size_t)nranks + 1, offs);
+    } else {
+        attr_read(f, g, "rank_offsets", H5T_NATIVE_INT64, nranks + 1, offs);
+        h5_agree(f);
+    }
+    if (f->st != GF_OK)
+        return;
+    int ok = offs[0] == 0 && (rows < 0 || offs[nranks] == rows);
+    for (int r = 0; r < nranks && ok; ++r)
+        ok = offs[r] <= offs[r + 1];
+    if (!ok)
+        H5_FAIL(f, "'%s' has inconsistent rank offsets (they end at %lld of %lld rows)", f->path,
+                (long long)offs[nranks], (long long)rows);
+    h5_agree(f);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -309,6 +387,8 @@ static int cmp_idx(const void *a, const void *b) {
 
 static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *format,
                    const char *config_text) {
+    if (f->st != GF_OK)
+        return;
     hid_t root = f->file;
     attr_string(f, root, "format", format);
     attr_write(f, root, "time", H5T_NATIVE_DOUBLE, 1, &sim->time);
@@ -366,162 +446,177 @@ static gf_status row_range(const gf_sim *sim, size_t n, int64_t *offset, int64_t
     return GF_OK;
 }
 
-/* The attribute that finds a rank's rows: the offsets of all ranks and the total. */
+/* The index that finds a rank's rows: rank r's first row at r, the total at nranks. A dataset:
+ * an attribute is limited to 64 KiB, about 8000 ranks. Rank r writes entry r, the last rank also
+ * the total. */
 static void write_rank_offsets(h5file *f, hid_t g, int64_t offset, int64_t global) {
-    long long mine = offset, *offs = gf_malloc((size_t)f->size + 1, sizeof *offs);
-    if (!offs) {
-        H5_FAIL(f, "out of memory");
-        return;
-    }
-    MPI_Allgather(&mine, 1, MPI_LONG_LONG, offs, 1, MPI_LONG_LONG, f->comm);
-    offs[f->size] = global;
-    attr_write(f, g, "rank_offsets", H5T_NATIVE_LLONG, f->size + 1, offs);
-    free(offs);
+    int64_t v[2] = {offset, global};
+    size_t n = f->rank == f->size - 1 ? 2 : 1;
+    dset_write(f, g, "rank_offsets", H5T_NATIVE_INT64, 1, n, (size_t)f->rank, (size_t)f->size + 1,
+               v, "1",
+               "rows of rank r are rank_offsets[r] .. rank_offsets[r+1]-1; the last value is the "
+               "number of rows");
 }
 
-/* Particle rows of this rank, sorted by id, and the group offsets of all ranks. */
-static gf_status write_particles(h5file *f, const gf_sim *sim, int full, int64_t *global_out) {
+/* Particle rows of this rank (sorted by id in snapshots) and the group offsets of all ranks. */
+static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *global_out) {
+    *global_out = 0;
+    if (f->st != GF_OK)
+        return;
     const gf_particles *p = &sim->particles;
     size_t n = p->n_local;
-    int64_t offset, global;
-    GF_TRY(row_range(sim, n, &offset, &global));
+    int64_t offset = 0, global = 0;
+    h5_local(f, row_range(sim, n, &offset, &global));
     *global_out = global;
     size_t *order = gf_malloc(n + 1, sizeof *order);
     double *buf = gf_malloc(4 * n + 1, sizeof *buf);
     int64_t *ibuf = gf_malloc(n + 1, sizeof *ibuf);
     int32_t *i32 = gf_malloc(n + 1, sizeof *i32);
-    if (!order || !buf || !ibuf || !i32) {
-        free(order);
-        free(buf);
-        free(ibuf);
-        free(i32);
-        return gf_error_status();
+    if (!order || !buf || !ibuf || !i32)
+        h5_local(f, gf_error_status());
+    hid_t g = -1;
+    if (h5_agree(f) == GF_OK) {
+        g = H5Gcreate2(f->file, "particles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            H5_FAIL(f, "creating group /particles in '%s' failed", f->path);
+        for (size_t i = 0; i < n; ++i)
+            order[i] = i;
+        /* A checkpoint keeps the in-memory order (bit-for-bit restart); snapshots sort by id. */
+        if (!full) {
+            sort_ids_ctx = p->id;
+            qsort(order, n, sizeof *order, cmp_idx);
+        }
     }
-    for (size_t i = 0; i < n; ++i)
-        order[i] = i;
-    /* A checkpoint keeps the in-memory order (bit-for-bit restart); snapshots sort by id. */
-    if (!full) {
-        sort_ids_ctx = p->id;
-        qsort(order, n, sizeof *order, cmp_idx);
-    }
-    hid_t g = H5Gcreate2(f->file, "particles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (g < 0)
-        H5_FAIL(f, "creating group /particles in '%s' failed", f->path);
     size_t N = (size_t)global, off = (size_t)offset;
-    for (size_t i = 0; i < n; ++i)
-        ibuf[i] = p->id[order[i]];
+    if (f->st == GF_OK)
+        for (size_t i = 0; i < n; ++i)
+            ibuf[i] = p->id[order[i]];
     dset_write(f, g, "id", H5T_NATIVE_INT64, 1, n, off, N, ibuf, "1",
                "global particle id, unique for the run");
 #define VEC(name, arr, k, units, desc)                                                             \
     do {                                                                                           \
-        for (size_t i = 0; i < n; ++i)                                                             \
-            for (int c = 0; c < (k); ++c)                                                          \
-                buf[(size_t)(k)*i + c] = (arr)[c][order[i]];                                       \
+        if (f->st == GF_OK)                                                                        \
+            for (size_t i = 0; i < n; ++i)                                                         \
+                for (int c = 0; c < (k); ++c)                                                      \
+                    buf[(size_t)(k)*i + c] = (arr)[c][order[i]];                                   \
         dset_write(f, g, name, H5T_NATIVE_DOUBLE, k, n, off, N, buf, units, desc);                 \
+    } while (0)
+#define SCALAR(expr)                                                                               \
+    do {                                                                                           \
+        if (f->st == GF_OK)                                                                        \
+            for (size_t i = 0; i < n; ++i)                                                         \
+                expr;                                                                              \
     } while (0)
     VEC("position", p->x, 3, "m", "centre of mass");
     VEC("velocity", p->v, 3, "m/s", "linear velocity");
     VEC("angular_velocity", p->w, 3, "rad/s", "angular velocity in the world frame");
     VEC("orientation", p->q, 4, "1", "unit quaternion (w, x, y, z), body to world");
-    for (size_t i = 0; i < n; ++i)
-        buf[i] = p->radius[order[i]];
+    SCALAR(buf[i] = p->radius[order[i]]);
     dset_write(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m", "sphere radius");
-    for (size_t i = 0; i < n; ++i)
-        i32[i] = p->material[order[i]];
+    SCALAR(i32[i] = p->material[order[i]]);
     dset_write(f, g, "material", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "material index (see the configuration's Materials block)");
-    int rank = f->rank;
-    for (size_t i = 0; i < n; ++i)
-        i32[i] = rank;
+    SCALAR(i32[i] = f->rank);
     dset_write(f, g, "owner_rank", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "rank that owned the particle when the file was written");
-    for (size_t i = 0; i < n; ++i)
-        buf[i] = p->inv_mass[order[i]] > 0.0 ? 1.0 / p->inv_mass[order[i]] : 0.0;
+    SCALAR(buf[i] = p->inv_mass[order[i]] > 0.0 ? 1.0 / p->inv_mass[order[i]] : 0.0);
     dset_write(f, g, "mass", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "kg", "mass (0: infinite)");
     if (full) {
-        for (size_t i = 0; i < n; ++i)
-            buf[i] = p->inv_mass[order[i]];
+        SCALAR(buf[i] = p->inv_mass[order[i]]);
         dset_write(f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "1/kg",
                    "inverse mass (0: infinite)");
         VEC("inverse_inertia", p->inv_inertia, 3, "1/(kg m^2)",
             "principal inverse moments of inertia, body frame");
     }
 #undef VEC
+#undef SCALAR
     /* Where each rank's rows start: the index for finding a particle by id. */
     write_rank_offsets(f, g, offset, global);
-    attr_string(f, g, "order",
-                full ? "in memory order within each rank" : "sorted by id within each rank's rows");
+    if (f->st == GF_OK)
+        attr_string(f, g, "order",
+                    full ? "in memory order within each rank"
+                         : "sorted by id within each rank's rows");
     if (g >= 0)
         H5Gclose(g);
     free(order);
     free(buf);
     free(ibuf);
     free(i32);
-    return GF_OK;
 }
 
-static gf_status write_contacts(h5file *f, const gf_sim *sim) {
+static void write_contacts(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
     const gf_contacts *c = &sim->contacts;
     size_t n = c->count;
-    int64_t offset, global;
-    GF_TRY(row_range(sim, n, &offset, &global));
+    int64_t offset = 0, global = 0;
+    h5_local(f, row_range(sim, n, &offset, &global));
     int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
     double *buf = gf_malloc(3 * n + 1, sizeof *buf);
-    if (!ids || !buf) {
-        free(ids);
-        free(buf);
-        return gf_error_status();
-    }
-    hid_t g = H5Gcreate2(f->file, "contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    for (size_t j = 0; j < n; ++j) {
-        ids[2 * j] = c->id1[j];
-        ids[2 * j + 1] = c->id2[j];
+    if (!ids || !buf)
+        h5_local(f, gf_error_status());
+    hid_t g = -1;
+    if (h5_agree(f) == GF_OK) {
+        g = H5Gcreate2(f->file, "contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            H5_FAIL(f, "creating group /contacts in '%s' failed", f->path);
+        for (size_t j = 0; j < n; ++j) {
+            ids[2 * j] = c->id1[j];
+            ids[2 * j + 1] = c->id2[j];
+        }
     }
     size_t N = (size_t)global, off = (size_t)offset;
     dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
                "global ids of the two particles (a wall k is -1 - k)");
-    for (size_t j = 0; j < n; ++j)
-        buf[j] = c->lambda[0][j];
+    if (f->st == GF_OK)
+        for (size_t j = 0; j < n; ++j)
+            buf[j] = c->lambda[0][j];
     dset_write(f, g, "normal_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
                "impulse along the normal of the last step");
-    for (size_t j = 0; j < n; ++j)
-        buf[j] = hypot(c->lambda[1][j], c->lambda[2][j]);
+    if (f->st == GF_OK)
+        for (size_t j = 0; j < n; ++j)
+            buf[j] = hypot(c->lambda[1][j], c->lambda[2][j]);
     dset_write(f, g, "tangential_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
                "magnitude of the friction impulse of the last step");
-    for (size_t j = 0; j < n; ++j)
-        buf[j] = c->gap[j];
+    if (f->st == GF_OK)
+        for (size_t j = 0; j < n; ++j)
+            buf[j] = c->gap[j];
     dset_write(f, g, "gap", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m",
                "signed distance at detection (negative: penetration)");
-    for (size_t j = 0; j < n; ++j)
-        for (int d = 0; d < 3; ++d)
-            buf[3 * j + d] = c->n[d][j];
+    if (f->st == GF_OK)
+        for (size_t j = 0; j < n; ++j)
+            for (int d = 0; d < 3; ++d)
+                buf[3 * j + d] = c->n[d][j];
     dset_write(f, g, "normal", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "1",
                "unit normal, from the second body towards the first");
     if (g >= 0)
         H5Gclose(g);
     free(ids);
     free(buf);
-    return GF_OK;
 }
 
-static gf_status write_warmstart(h5file *f, const gf_sim *sim) {
+static void write_warmstart(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
     const gf_warmstart *ws = &sim->warm;
     size_t n = ws->n;
-    int64_t offset, global;
-    GF_TRY(row_range(sim, n, &offset, &global));
+    int64_t offset = 0, global = 0;
+    h5_local(f, row_range(sim, n, &offset, &global));
     int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
     double *buf = gf_malloc(3 * n + 1, sizeof *buf);
-    if (!ids || !buf) {
-        free(ids);
-        free(buf);
-        return gf_error_status();
-    }
-    hid_t g = H5Gcreate2(f->file, "warmstart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    for (size_t k = 0; k < n; ++k) {
-        ids[2 * k] = ws->a[k];
-        ids[2 * k + 1] = ws->b[k];
-        for (int d = 0; d < 3; ++d)
-            buf[3 * k + d] = ws->l[d][k];
+    if (!ids || !buf)
+        h5_local(f, gf_error_status());
+    hid_t g = -1;
+    if (h5_agree(f) == GF_OK) {
+        g = H5Gcreate2(f->file, "warmstart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            H5_FAIL(f, "creating group /warmstart in '%s' failed", f->path);
+        for (size_t k = 0; k < n; ++k) {
+            ids[2 * k] = ws->a[k];
+            ids[2 * k + 1] = ws->b[k];
+            for (int d = 0; d < 3; ++d)
+                buf[3 * k + d] = ws->l[d][k];
+        }
     }
     size_t N = (size_t)global, off = (size_t)offset;
     dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
@@ -533,69 +628,79 @@ static gf_status write_warmstart(h5file *f, const gf_sim *sim) {
         H5Gclose(g);
     free(ids);
     free(buf);
-    return GF_OK;
+}
+
+/* The run's counters and the wall positions (/state). */
+static void write_state(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
+    /* Deletions not yet accounted globally are settled here. */
+    int64_t deleted = sim->deleted_local;
+    double deleted_mass = sim->deleted_mass_local;
+    if (sim->par) {
+        h5_local(f, gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM));
+        h5_local(f, gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM));
+    }
+    hid_t g = H5Gcreate2(f->file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        H5_FAIL(f, "creating group /state in '%s' failed", f->path);
+    long long v[2] = {sim->next_id, sim->expected_particles - deleted};
+    long long created = sim->created_inflow;
+    /* The run's totals, so statistics continue across a restart. */
+    attr_write(f, g, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
+    attr_write(f, g, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
+    long long layers = sim->inflow.layers;
+    attr_write(f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
+    attr_write(f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
+    attr_write(f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
+    attr_write(f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
+    int nw = (int)sim->walls.count;
+    attr_write(f, g, "wall_count", H5T_NATIVE_INT, 1, &nw);
+    if (nw > 0)
+        attr_write(f, g, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+    if (g >= 0)
+        H5Gclose(g);
+    h5_agree(f);
 }
 
 gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char *path) {
     h5file f;
-    gf_status st = h5_open(&f, sim, path, 1);
+    GF_TRY(h5_open(&f, sim, path, 1));
     int64_t n = 0;
-    if (st == GF_OK)
-        st = write_particles(&f, sim, 0, &n);
-    if (st == GF_OK)
-        header(&f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
-    if (st == GF_OK && o && o->contacts)
-        st = write_contacts(&f, sim);
-    gf_status cst = h5_close(&f);
-    return st != GF_OK ? st : cst;
+    write_particles(&f, sim, 0, &n);
+    header(&f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
+    if (o && o->contacts)
+        write_contacts(&f, sim);
+    return h5_close(&f);
+}
+
+/* Rank 0, after every rank wrote its part: the complete file replaces the checkpoint, which is
+ * kept as <path>.prev (so that a checkpoint damaged afterwards still has a predecessor). */
+static gf_status install_checkpoint(const char *tmp, const char *path) {
+    char prev[GF_IO_PATH + 8];
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    if (access(path, F_OK) == 0 && rename(path, prev) != 0)
+        return GF_ERROR(GF_ERR_IO, "cannot rename '%s' to '%s': %s", path, prev, strerror(errno));
+    if (rename(tmp, path) != 0)
+        return GF_ERROR(GF_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    return GF_OK;
 }
 
 gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path) {
     char tmp[GF_IO_PATH + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     h5file f;
-    gf_status st = h5_open(&f, sim, tmp, 1);
+    GF_TRY(h5_open(&f, sim, tmp, 1));
     int64_t n = 0;
-    if (st == GF_OK)
-        st = write_particles(&f, sim, 1, &n);
-    if (st == GF_OK)
-        header(&f, sim, n, FORMAT_CHECKPOINT, o ? o->config_text : NULL);
-    if (st == GF_OK)
-        st = write_warmstart(&f, sim);
-    if (st == GF_OK) {
-        hid_t g = H5Gcreate2(f.file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        /* Deletions not yet accounted globally are settled here. */
-        int64_t deleted = sim->deleted_local;
-        double deleted_mass = sim->deleted_mass_local;
-        if (sim->par) {
-            st = gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM);
-            if (st == GF_OK)
-                st = gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM);
-        }
-        long long v[2] = {sim->next_id, sim->expected_particles - deleted};
-        long long created = sim->created_inflow;
-        /* The run's totals, so statistics continue across a restart. */
-        attr_write(&f, g, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
-        attr_write(&f, g, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
-        long long layers = sim->inflow.layers;
-        attr_write(&f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
-        attr_write(&f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
-        attr_write(&f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
-        attr_write(&f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
-        int nw = (int)sim->walls.count;
-        attr_write(&f, g, "wall_count", H5T_NATIVE_INT, 1, &nw);
-        if (nw > 0)
-            attr_write(&f, g, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
-        H5Gclose(g);
-    }
-    gf_status cst = h5_close(&f);
-    st = st != GF_OK ? st : cst;
-    /* Only a complete file replaces the previous checkpoint. */
+    write_particles(&f, sim, 1, &n);
+    header(&f, sim, n, FORMAT_CHECKPOINT, o ? o->config_text : NULL);
+    write_warmstart(&f, sim);
+    write_state(&f, sim);
+    gf_status st = h5_close(&f);
+    /* Only a file every rank completed replaces the previous checkpoint. */
     int rank = sim->par ? sim->par->rank : 0;
-    if (sim->par)
-        st = gf_par_agree(sim->par, st, NULL);
-    if (st == GF_OK && rank == 0 && rename(tmp, path) != 0)
-        st = GF_ERROR(GF_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (st == GF_OK && rank == 0)
+        st = install_checkpoint(tmp, path);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     return st;
@@ -604,153 +709,177 @@ gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const ch
 /* ------------------------------------------------------------------------------------------ */
 /* Reading a checkpoint                                                                       */
 
-gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
-    if (sim->particles.n_local != 0)
-        return GF_ERROR(GF_ERR_STATE, "restart needs a simulation without particles");
+/* Checks the "format" attribute (local: the caller agrees). */
+static void check_format(h5file *f, const char *want, const char *what) {
+    char format[64] = "";
+    attr_read_string(f, f->file, "format", format, sizeof format);
+    if (f->local == GF_OK && strcmp(format, want) != 0)
+        H5_FAIL(f, "'%s' is a '%s' file, not a granflow %s ('%s')", f->path, format, what, want);
+}
+
+gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **text) {
+    *text = NULL;
     h5file f;
     GF_TRY(h5_open(&f, sim, path, 0));
-    char format[64] = "";
-    attr_read_string(&f, f.file, "format", format, sizeof format);
-    if (f.st == GF_OK && strcmp(format, FORMAT_CHECKPOINT) != 0)
-        H5_FAIL(&f, "'%s' is a '%s' file, not a granflow checkpoint ('%s')", path, format,
-                FORMAT_CHECKPOINT);
-    long long count = 0, step = 0;
-    int nranks = 0, dims[3] = {0, 0, 0};
-    double t = 0, lo[3], hi[3];
-    attr_read(&f, f.file, "particle_count", H5T_NATIVE_LLONG, 1, &count);
-    attr_read(&f, f.file, "step", H5T_NATIVE_LLONG, 1, &step);
-    attr_read(&f, f.file, "time", H5T_NATIVE_DOUBLE, 1, &t);
-    attr_read(&f, f.file, "rank_count", H5T_NATIVE_INT, 1, &nranks);
-    attr_read(&f, f.file, "decomposition", H5T_NATIVE_INT, 3, dims);
-    attr_read(&f, f.file, "box_min", H5T_NATIVE_DOUBLE, 3, lo);
-    attr_read(&f, f.file, "box_max", H5T_NATIVE_DOUBLE, 3, hi);
-    if (f.st == GF_OK && (count < 0 || nranks < 1))
-        H5_FAIL(&f, "'%s' has an invalid header (particle_count %lld, rank_count %d)", path, count,
-                nranks);
-    for (int a = 0; a < 3 && f.st == GF_OK; ++a)
-        if (lo[a] != sim->lo[a] || hi[a] != sim->hi[a])
-            H5_FAIL(&f,
+    check_format(&f, FORMAT_CHECKPOINT, "checkpoint");
+    size_t len = 0;
+    int present = 0;
+    if (f.local == GF_OK && H5Lexists(f.file, "configuration", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f.file, "configuration", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+        if (npts < 0)
+            H5_FAIL(&f, "cannot read the configuration stored in '%s'", path);
+        else
+            len = (size_t)npts;
+        present = 1;
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    *text = gf_malloc(len + 1, 1);
+    if (!*text)
+        h5_local(&f, gf_error_status());
+    if (h5_agree(&f) == GF_OK && present)
+        dset_read(&f, f.file, "configuration", H5T_NATIVE_CHAR, 1, len, 0, len, *text);
+    if (*text)
+        (*text)[f.st == GF_OK ? len : 0] = '\0';
+    gf_status st = h5_close(&f);
+    if (st != GF_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return st;
+}
+
+/* What the header says about the rows. */
+typedef struct {
+    long long count, step;
+    int nranks, dims[3];
+    double time, lo[3], hi[3];
+} ckpt_header;
+
+static void read_header(h5file *f, const gf_sim *sim, ckpt_header *h) {
+    memset(h, 0, sizeof *h);
+    check_format(f, FORMAT_CHECKPOINT, "checkpoint");
+    attr_read(f, f->file, "particle_count", H5T_NATIVE_LLONG, 1, &h->count);
+    attr_read(f, f->file, "step", H5T_NATIVE_LLONG, 1, &h->step);
+    attr_read(f, f->file, "time", H5T_NATIVE_DOUBLE, 1, &h->time);
+    attr_read(f, f->file, "rank_count", H5T_NATIVE_INT, 1, &h->nranks);
+    attr_read(f, f->file, "decomposition", H5T_NATIVE_INT, 3, h->dims);
+    attr_read(f, f->file, "box_min", H5T_NATIVE_DOUBLE, 3, h->lo);
+    attr_read(f, f->file, "box_max", H5T_NATIVE_DOUBLE, 3, h->hi);
+    if (f->local == GF_OK && (h->count < 0 || h->nranks < 1))
+        H5_FAIL(f, "'%s' has an invalid header (particle_count %lld, rank_count %d)", f->path,
+                h->count, h->nranks);
+    for (int a = 0; a < 3 && f->local == GF_OK; ++a)
+        if (h->lo[a] != sim->lo[a] || h->hi[a] != sim->hi[a])
+            H5_FAIL(f,
                     "'%s' was written for the box [%g, %g] along %c, the configuration has "
                     "[%g, %g]",
-                    path, lo[a], hi[a], "xyz"[a], sim -> lo[a], sim -> hi[a]);
-    hid_t g = f.st == GF_OK ? H5Gopen2(f.file, "particles", H5P_DEFAULT) : -1;
-    if (f.st == GF_OK && g < 0)
-        H5_FAIL(&f, "'%s' has no /particles group", path);
-    long long *offs = gf_malloc((size_t)nranks + 2, sizeof *offs);
-    if (!offs)
-        H5_FAIL(&f, "out of memory");
-    attr_read(&f, g, "rank_offsets", H5T_NATIVE_LLONG, nranks + 1, offs);
-    int same = f.st == GF_OK && nranks == f.size;
-    for (int a = 0; a < 3; ++a)
-        same = same && (!sim->distributed || dims[a] == sim->dims[a]);
-    /* This rank's rows: its own group when the layout is unchanged, else an even slab. */
-    size_t first, n;
-    if (same) {
-        first = (size_t)offs[f.rank];
-        n = (size_t)(offs[f.rank + 1] - offs[f.rank]);
-    } else {
-        size_t N = (size_t)count;
-        first = N * (size_t)f.rank / (size_t)f.size;
-        n = N * (size_t)(f.rank + 1) / (size_t)f.size - first;
-    }
-    if (f.st == GF_OK && (offs[nranks] != count || first + n > (size_t)count))
-        H5_FAIL(&f, "'%s' has inconsistent rank offsets", path);
-    size_t N = (size_t)count;
-    int64_t *id = gf_malloc(n + 1, sizeof *id);
-    double *x = gf_malloc(3 * n + 1, sizeof *x), *v = gf_malloc(3 * n + 1, sizeof *v),
-           *w = gf_malloc(3 * n + 1, sizeof *w), *q = gf_malloc(4 * n + 1, sizeof *q),
-           *r = gf_malloc(n + 1, sizeof *r), *im = gf_malloc(n + 1, sizeof *im),
-           *ii = gf_malloc(3 * n + 1, sizeof *ii);
-    int32_t *mat = gf_malloc(n + 1, sizeof *mat);
-    if (!id || !x || !v || !w || !q || !r || !im || !ii || !mat)
-        H5_FAIL(&f, "out of memory reading '%s'", path);
-    if (f.st != GF_OK)
-        n = 0;
-    dset_read(&f, g, "id", H5T_NATIVE_INT64, 1, n, first, N, id);
-    dset_read(&f, g, "position", H5T_NATIVE_DOUBLE, 3, n, first, N, x);
-    dset_read(&f, g, "velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, v);
-    dset_read(&f, g, "angular_velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, w);
-    dset_read(&f, g, "orientation", H5T_NATIVE_DOUBLE, 4, n, first, N, q);
-    dset_read(&f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, first, N, r);
-    dset_read(&f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, first, N, im);
-    dset_read(&f, g, "inverse_inertia", H5T_NATIVE_DOUBLE, 3, n, first, N, ii);
-    dset_read(&f, g, "material", H5T_NATIVE_INT32, 1, n, first, N, mat);
-    if (g >= 0)
-        H5Gclose(g);
+                    f->path, h->lo[a], h->hi[a], "xyz"[a], sim -> lo[a], sim -> hi[a]);
+    h5_agree(f);
+}
 
-    /* Warm-start entries, and the state group. */
-    hid_t wg = f.st == GF_OK ? H5Gopen2(f.file, "warmstart", H5P_DEFAULT) : -1;
-    if (f.st == GF_OK && wg < 0)
-        H5_FAIL(&f, "'%s' has no /warmstart group", path);
-    long long *woffs = gf_malloc((size_t)nranks + 2, sizeof *woffs);
-    if (!woffs)
-        H5_FAIL(&f, "out of memory");
-    attr_read(&f, wg, "rank_offsets", H5T_NATIVE_LLONG, nranks + 1, woffs);
-    size_t wN = f.st == GF_OK ? (size_t)woffs[nranks] : 0, wfirst = 0, wn = 0;
-    if (f.st == GF_OK) {
-        if (same) {
-            wfirst = (size_t)woffs[f.rank];
-            wn = (size_t)(woffs[f.rank + 1] - woffs[f.rank]);
-        } else {
-            /* Every rank reads all entries and keeps those of its particles (below). */
-            wfirst = 0;
-            wn = wN;
-        }
-    }
-    int64_t *wpair = gf_malloc(2 * wn + 1, sizeof *wpair);
-    double *wimp = gf_malloc(3 * wn + 1, sizeof *wimp);
-    if (!wpair || !wimp)
-        H5_FAIL(&f, "out of memory");
-    if (f.st != GF_OK)
-        wn = 0;
-    dset_read(&f, wg, "pair", H5T_NATIVE_INT64, 2, wn, wfirst, wN, wpair);
-    dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, wN, wimp);
-    if (wg >= 0)
-        H5Gclose(wg);
-    hid_t sg = f.st == GF_OK ? H5Gopen2(f.file, "state", H5P_DEFAULT) : -1;
-    if (f.st == GF_OK && sg < 0)
-        H5_FAIL(&f, "'%s' has no /state group", path);
-    long long next_id = 0, expected = 0;
+/* The particle columns of the rows this rank reads. */
+typedef struct {
+    size_t n;
+    int64_t *id;
+    double *x, *v, *w, *q, *r, *im, *ii;
+    int32_t *mat;
+} particle_rows;
+
+static void particle_rows_free(particle_rows *p) {
+    free(p->id);
+    free(p->x);
+    free(p->v);
+    free(p->w);
+    free(p->q);
+    free(p->r);
+    free(p->im);
+    free(p->ii);
+    free(p->mat);
+    memset(p, 0, sizeof *p);
+}
+
+static void read_particle_rows(h5file *f, hid_t g, size_t first, size_t n, size_t N,
+                               particle_rows *p) {
+    memset(p, 0, sizeof *p);
+    if (f->st != GF_OK)
+        return;
+    p->n = n;
+    p->id = gf_malloc(n + 1, sizeof *p->id);
+    p->x = gf_malloc(3 * n + 1, sizeof *p->x);
+    p->v = gf_malloc(3 * n + 1, sizeof *p->v);
+    p->w = gf_malloc(3 * n + 1, sizeof *p->w);
+    p->q = gf_malloc(4 * n + 1, sizeof *p->q);
+    p->r = gf_malloc(n + 1, sizeof *p->r);
+    p->im = gf_malloc(n + 1, sizeof *p->im);
+    p->ii = gf_malloc(3 * n + 1, sizeof *p->ii);
+    p->mat = gf_malloc(n + 1, sizeof *p->mat);
+    if (!p->id || !p->x || !p->v || !p->w || !p->q || !p->r || !p->im || !p->ii || !p->mat)
+        h5_local(f, gf_error_status());
+    h5_agree(f);
+    dset_read(f, g, "id", H5T_NATIVE_INT64, 1, n, first, N, p->id);
+    dset_read(f, g, "position", H5T_NATIVE_DOUBLE, 3, n, first, N, p->x);
+    dset_read(f, g, "velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, p->v);
+    dset_read(f, g, "angular_velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, p->w);
+    dset_read(f, g, "orientation", H5T_NATIVE_DOUBLE, 4, n, first, N, p->q);
+    dset_read(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, first, N, p->r);
+    dset_read(f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, first, N, p->im);
+    dset_read(f, g, "inverse_inertia", H5T_NATIVE_DOUBLE, 3, n, first, N, p->ii);
+    dset_read(f, g, "material", H5T_NATIVE_INT32, 1, n, first, N, p->mat);
+}
+
+/* The counters and wall positions of /state (local reads: the caller agrees). */
+typedef struct {
+    long long next_id, expected, layers, created;
+    double moved, deleted_mass;
+} ckpt_state;
+
+static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
+    memset(s, 0, sizeof *s);
+    hid_t sg = group_open(f, "state");
     int nw = 0;
-    attr_read(&f, sg, "next_id", H5T_NATIVE_LLONG, 1, &next_id);
-    attr_read(&f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &expected);
-    attr_read(&f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
-    long long layers = 0, created = 0;
-    double moved = 0.0, deleted_mass = 0.0;
-    attr_read(&f, sg, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
-    attr_read(&f, sg, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
-    attr_read(&f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
-    attr_read(&f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &moved);
-    if (f.st == GF_OK && nw != (int)sim->walls.count)
-        H5_FAIL(&f, "'%s' has %d walls, the configuration %zu", path, nw, sim->walls.count);
+    attr_read(f, sg, "next_id", H5T_NATIVE_LLONG, 1, &s->next_id);
+    attr_read(f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &s->expected);
+    attr_read(f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
+    attr_read(f, sg, "created_inflow", H5T_NATIVE_LLONG, 1, &s->created);
+    attr_read(f, sg, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &s->deleted_mass);
+    attr_read(f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &s->layers);
+    attr_read(f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &s->moved);
+    if (f->local == GF_OK && f->st == GF_OK && nw != (int)sim->walls.count)
+        H5_FAIL(f, "'%s' has %d walls, the configuration %zu", f->path, nw, sim->walls.count);
     if (nw > 0)
-        attr_read(&f, sg, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+        attr_read(f, sg, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
     if (sg >= 0)
         H5Gclose(sg);
-    gf_status st = h5_close(&f);
-    if (sim->par)
-        st = gf_par_agree(sim->par, st, NULL);
+    h5_agree(f);
+}
 
-    /* Build the particles: kept in file order when the layout is unchanged, else sent to
-     * their owners. */
-    gf_particle *recs = st == GF_OK ? gf_malloc(n + 1, sizeof *recs) : NULL;
-    if (st == GF_OK && !recs)
-        st = gf_error_status();
+/* The particles into the simulation: kept in file order when the layout is unchanged, else sent
+ * to their owners. Collective; returns the agreed status. */
+static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int same,
+                                 const char *path) {
+    size_t n = rows->n;
+    gf_particle *recs = gf_malloc(n + 1, sizeof *recs);
+    gf_status st = recs ? GF_OK : gf_error_status();
     for (size_t i = 0; st == GF_OK && i < n; ++i) {
         gf_particle *p = &recs[i];
         memset(p, 0, sizeof *p);
-        p->id = id[i];
+        p->id = rows->id[i];
         for (int c = 0; c < 3; ++c) {
-            p->x[c] = x[3 * i + c];
-            p->v[c] = v[3 * i + c];
-            p->w[c] = w[3 * i + c];
-            p->inv_inertia[c] = ii[3 * i + c];
+            p->x[c] = rows->x[3 * i + c];
+            p->v[c] = rows->v[3 * i + c];
+            p->w[c] = rows->w[3 * i + c];
+            p->inv_inertia[c] = rows->ii[3 * i + c];
         }
         for (int c = 0; c < 4; ++c)
-            p->q[c] = q[4 * i + c];
-        p->radius = r[i];
-        p->inv_mass = im[i];
-        p->material = mat[i];
+            p->q[c] = rows->q[4 * i + c];
+        p->radius = rows->r[i];
+        p->inv_mass = rows->im[i];
+        p->material = rows->mat[i];
         if (p->material < 0 || p->material >= sim->materials.count)
             st = GF_ERROR(GF_ERR_INPUT,
                           "'%s': particle %lld has material %d, the configuration "
@@ -777,6 +906,8 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
             sendbuf[fill[gf_decomp_owner(&sim->xch.decomp, recs[i].x)]++] = recs[i];
         for (int k = 0; k < P && st == GF_OK; ++k)
             counts[k] *= sizeof(gf_particle);
+        /* The all-to-all is collective: every rank enters it or none does. */
+        st = gf_par_agree(sim->par, st, NULL);
         void *in = NULL;
         size_t inlen = 0;
         if (st == GF_OK)
@@ -791,61 +922,498 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         free(fill);
         free(sendbuf);
     }
-    /* Warm start: own entries as written, or those whose first id is a local particle. */
-    if (st == GF_OK) {
-        gf_warmstart_free(&sim->warm);
-        gf_warmstart_init(&sim->warm);
-        int64_t *ids = NULL;
-        size_t nl = sim->particles.n_local;
-        if (!same && sim->distributed) {
-            ids = gf_malloc(nl + 1, sizeof *ids);
-            if (!ids)
-                st = gf_error_status();
-            for (size_t i = 0; st == GF_OK && i < nl; ++i)
-                ids[i] = sim->particles.id[i];
-            if (st == GF_OK && nl > 1)
-                qsort(ids, nl, sizeof *ids, cmp_i64); /* for membership tests */
-        }
-        gf_warmstart all;
-        gf_warmstart_init(&all);
-        for (size_t k = 0; st == GF_OK && k < wn; ++k)
-            st = gf_warmstart_append(&all, wpair[2 * k], wpair[2 * k + 1], wimp + 3 * k);
-        if (st == GF_OK && ids)
-            st = gf_warmstart_take(&all, ids, nl, &sim->warm);
-        else if (st == GF_OK)
-            st = gf_warmstart_merge(&sim->warm, &all);
-        gf_warmstart_free(&all);
-        free(ids);
-    }
     free(recs);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+/* The warm-start table from the rows read: all of them on an unchanged layout, else those whose
+ * first id is a particle of this rank. Local. */
+static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair, const double *wimp,
+                                 int same) {
+    gf_warmstart_free(&sim->warm);
+    gf_warmstart_init(&sim->warm);
+    if (same || !sim->distributed)
+        return gf_warmstart_insert(&sim->warm, wn, wpair, wimp);
+    size_t nl = sim->particles.n_local;
+    int64_t *ids = gf_malloc(nl + 1, sizeof *ids);
+    if (!ids)
+        return gf_error_status();
+    for (size_t i = 0; i < nl; ++i)
+        ids[i] = sim->particles.id[i];
+    if (nl > 1)
+        qsort(ids, nl, sizeof *ids, cmp_i64); /* for membership tests */
+    gf_warmstart all;
+    gf_warmstart_init(&all);
+    gf_status st = gf_warmstart_insert(&all, wn, wpair, wimp);
+    if (st == GF_OK)
+        st = gf_warmstart_take(&all, ids, nl, &sim->warm);
+    gf_warmstart_free(&all);
+    free(ids);
+    return st;
+}
+
+gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
+    gf_status st = GF_OK;
+    if (sim->particles.n_local != 0)
+        st = GF_ERROR(GF_ERR_STATE, "restart needs a simulation without particles");
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    GF_TRY(st);
+    h5file f;
+    GF_TRY(h5_open(&f, sim, path, 0));
+    ckpt_header h;
+    read_header(&f, sim, &h);
+    int nranks = f.st == GF_OK ? h.nranks : 0;
+    int64_t *offs = gf_malloc((size_t)nranks + 2, sizeof *offs);
+    int64_t *woffs = gf_malloc((size_t)nranks + 2, sizeof *woffs);
+    if (!offs || !woffs)
+        h5_local(&f, gf_error_status());
+    hid_t g = group_open(&f, "particles");
+    h5_agree(&f);
+    read_rank_offsets(&f, g, nranks, h.count, offs);
+    int same = f.st == GF_OK && nranks == f.size;
+    for (int a = 0; a < 3; ++a)
+        same = same && (!sim->distributed || h.dims[a] == sim->dims[a]);
+    /* This rank's rows: its own group when the layout is unchanged, else an even slab. */
+    size_t N = (size_t)h.count, first = 0, n = 0;
+    if (f.st == GF_OK && same) {
+        first = (size_t)offs[f.rank];
+        n = (size_t)(offs[f.rank + 1] - offs[f.rank]);
+    } else if (f.st == GF_OK) {
+        first = N * (size_t)f.rank / (size_t)f.size;
+        n = N * (size_t)(f.rank + 1) / (size_t)f.size - first;
+    }
+    particle_rows rows;
+    read_particle_rows(&f, g, first, n, N, &rows);
+    if (g >= 0)
+        H5Gclose(g);
+
+    /* Warm-start entries: a rank's own group on an unchanged layout, else every entry (each rank
+     * keeps those of its particles). */
+    hid_t wg = group_open(&f, "warmstart");
+    h5_agree(&f);
+    read_rank_offsets(&f, wg, nranks, -1, woffs);
+    int64_t wN = f.st == GF_OK ? woffs[nranks] : 0;
+    size_t wfirst = 0, wn = 0;
+    if (f.st == GF_OK && same) {
+        wfirst = (size_t)woffs[f.rank];
+        wn = (size_t)(woffs[f.rank + 1] - woffs[f.rank]);
+    } else if (f.st == GF_OK) {
+        wn = (size_t)wN;
+    }
+    int64_t *wpair = gf_malloc(2 * wn + 1, sizeof *wpair);
+    double *wimp = gf_malloc(3 * wn + 1, sizeof *wimp);
+    if (!wpair || !wimp)
+        h5_local(&f, gf_error_status());
+    h5_agree(&f);
+    dset_read(&f, wg, "pair", H5T_NATIVE_INT64, 2, wn, wfirst, (size_t)wN, wpair);
+    dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, (size_t)wN, wimp);
+    if (wg >= 0)
+        H5Gclose(wg);
+    ckpt_state s;
+    read_state(&f, sim, &s);
+    st = h5_close(&f);
+
+    if (st == GF_OK)
+        st = place_particles(sim, &rows, same, path);
+    if (st == GF_OK)
+        st = place_warmstart(sim, wn, wpair, wimp, same);
+    particle_rows_free(&rows);
     free(offs);
     free(woffs);
-    free(id);
-    free(x);
-    free(v);
-    free(w);
-    free(q);
-    free(r);
-    free(im);
-    free(ii);
-    free(mat);
     free(wpair);
     free(wimp);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     GF_TRY(st);
-    sim->step = (long)step;
-    sim->time = t;
-    sim->next_id = next_id;
-    sim->expected_particles = expected;
+    sim->step = (long)h.step;
+    sim->time = h.time;
+    sim->next_id = s.next_id;
+    sim->expected_particles = s.expected;
     sim->deleted_local = 0;
-    sim->created_inflow = created;
+    sim->created_inflow = s.created;
     /* Only the sum over ranks means anything: rank 0 carries it. */
-    sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? deleted_mass : 0.0;
-    sim->inflow.layers = (long)layers;
-    sim->inflow.moved = moved;
+    sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? s.deleted_mass : 0.0;
+    sim->inflow.layers = (long)s.layers;
+    sim->inflow.moved = s.moved;
     sim->ghosts_ready = 0;
     return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Comparing effective configurations                                                         */
+
+/* One "key value;" of an effective configuration, its key with the enclosing blocks. A block's
+ * component carries its occurrence among equally named siblings ("Materials#1.Material#2"), so
+ * that repeated blocks compare in order. */
+typedef struct {
+    char *key, *value;
+} cfg_item;
+
+typedef struct {
+    cfg_item *item;
+    size_t n, cap;
+} cfg_items;
+
+static void cfg_items_free(cfg_items *c) {
+    for (size_t i = 0; i < c->n; ++i) {
+        free(c->item[i].key);
+        free(c->item[i].value);
+    }
+    free(c->item);
+    memset(c, 0, sizeof *c);
+}
+
+static char *dup_range(const char *s, size_t n) {
+    char *d = gf_malloc(n + 1, 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static gf_status cfg_add(cfg_items *c, const char *path, const char *key, size_t klen,
+                         const char *value, size_t vlen) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        GF_TRY(gf_grow((void **)&c->item, cap, sizeof *c->item));
+        c->cap = cap;
+    }
+    size_t plen = strlen(path);
+    char *k = gf_malloc(plen + klen + 2, 1);
+    char *v = dup_range(value, vlen);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return gf_error_status();
+    }
+    if (plen)
+        snprintf(k, plen + klen + 2, "%s.%.*s", path, (int)klen, key);
+    else
+        snprintf(k, klen + 1, "%.*s", (int)klen, key);
+    c->item[c->n].key = k;
+    c->item[c->n].value = v;
+    c->n++;
+    return GF_OK;
+}
+
+/* Parses the text gf_config_dump writes: one "key value;" per line (a trailing comment such as
+ * "// default" ignored), "Name {" and "}" around blocks. */
+static gf_status cfg_parse(const char *text, cfg_items *out) {
+    memset(out, 0, sizeof *out);
+    char path[2048] = "";
+    size_t mark[GF_CONFIG_MAX_DEPTH + 1];
+    int depth = 0;
+    /* Blocks opened so far ("path/Name"), to number repeated ones. */
+    char **opened = NULL;
+    size_t nopened = 0;
+    gf_status st = GF_OK;
+    for (const char *s = text; *s && st == GF_OK;) {
+        const char *e = strchr(s, '\n');
+        if (!e)
+            e = s + strlen(s);
+        const char *next = *e ? e + 1 : e;
+        while (s < e && (*s == ' ' || *s == '\t'))
+            ++s;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+            --e;
+        if (s == e || (e - s >= 2 && s[0] == '/' && s[1] == '/')) {
+            s = next;
+            continue;
+        }
+        if (e[-1] == '{') {
+            const char *ne = e - 1;
+            while (ne > s && (ne[-1] == ' ' || ne[-1] == '\t'))
+                --ne;
+            size_t nlen = (size_t)(ne - s), plen = strlen(path);
+            if (depth >= GF_CONFIG_MAX_DEPTH || plen + nlen + 24 >= sizeof path) {
+                st = GF_ERROR(GF_ERR_INPUT, "a stored configuration is nested too deeply");
+                break;
+            }
+            char id[2100];
+            snprintf(id, sizeof id, "%s/%.*s", path, (int)nlen, s);
+            int k = 1;
+            for (size_t i = 0; i < nopened; ++i)
+                k += strcmp(opened[i], id) == 0;
+            if (nopened % 64 == 0)
+                st = gf_grow((void **)&opened, nopened + 64, sizeof *opened);
+            char *copy = st == GF_OK ? dup_range(id, strlen(id)) : NULL;
+            if (!copy) {
+                st = gf_error_status();
+                break;
+            }
+            opened[nopened++] = copy;
+            mark[depth++] = plen;
+            snprintf(path + plen, sizeof path - plen, "%s%.*s#%d", plen ? "." : "", (int)nlen, s,
+                     k);
+        } else if (e - s == 1 && s[0] == '}') {
+            if (depth > 0)
+                path[mark[--depth]] = '\0';
+        } else {
+            const char *ke = s;
+            while (ke < e && *ke != ' ' && *ke != '\t' && *ke != ';')
+                ++ke;
+            const char *v = ke;
+            while (v < e && (*v == ' ' || *v == '\t'))
+                ++v;
+            const char *ve = v;
+            if (ve < e && *ve == '"') {
+                for (++ve; ve < e && *ve != '"'; ++ve)
+                    if (*ve == '\\' && ve + 1 < e)
+                        ++ve;
+                if (ve < e)
+                    ++ve;
+            } else if (ve < e && *ve == '<') {
+                while (ve < e && *ve != '>')
+                    ++ve;
+                if (ve < e)
+                    ++ve;
+            } else {
+                while (ve < e && *ve != ';')
+                    ++ve;
+                while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                    --ve;
+            }
+            st = cfg_add(out, path, s, (size_t)(ke - s), v, (size_t)(ve - v));
+        }
+        s = next;
+    }
+    for (size_t i = 0; i < nopened; ++i)
+        free(opened[i]);
+    free(opened);
+    if (st != GF_OK)
+        cfg_items_free(out);
+    return st;
+}
+
+/* A number, or a vector "< a, b, c >": the count of values, or -1 for anything else. */
+static int cfg_numbers(const char *v, double *x, int max) {
+    int vector = *v == '<', n = 0;
+    const char *p = vector ? v + 1 : v;
+    for (;;) {
+        char *end;
+        while (*p == ' ')
+            ++p;
+        if (n == max)
+            return -1;
+        x[n] = strtod(p, &end);
+        if (end == p)
+            return -1;
+        ++n;
+        p = end;
+        while (*p == ' ')
+            ++p;
+        if (vector && *p == ',') {
+            ++p;
+            continue;
+        }
+        if (vector ? strcmp(p, ">") == 0 : *p == '\0')
+            return n;
+        return -1;
+    }
+}
+
+/* Equal values: numbers and vectors by value ("1e-4" is "0.0001"), anything else as text. */
+static int cfg_same_value(const char *a, const char *b) {
+    double x[4], y[4];
+    int nx = cfg_numbers(a, x, 4), ny = cfg_numbers(b, y, 4);
+    if (nx > 0 && nx == ny) {
+        for (int k = 0; k < nx; ++k)
+            if (x[k] != y[k])
+                return 0;
+        return 1;
+    }
+    return strcmp(a, b) == 0;
+}
+
+/* The key without block occurrences ("Materials.Material.density"). */
+static void cfg_plain_key(const char *key, char *out, size_t size) {
+    size_t o = 0;
+    for (const char *p = key; *p && o + 1 < size; ++p) {
+        if (*p == '#') {
+            while (p[1] >= '0' && p[1] <= '9')
+                ++p;
+            continue;
+        }
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+/* Keys that may differ on a restart: how long the run goes, what it writes, how it reports, how
+ * hard the solver tries (not what it solves), and how the domain is cut into processes (a restart
+ * may use any rank count). Everything else describes the physics and must match. */
+static int cfg_may_differ(const char *plain) {
+    static const char *const exact[] = {"Time.steps", "Solver.max_iterations", "Solver.tolerance",
+                                        "Solver.check_every", "Domain.processes"};
+    static const char *const blocks[] = {"Output.", "Statistics."};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i)
+        if (strcmp(plain, exact[i]) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
+        if (strncmp(plain, blocks[i], strlen(blocks[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static const cfg_item *cfg_find(const cfg_items *c, const char *key) {
+    for (size_t i = 0; i < c->n; ++i)
+        if (strcmp(c->item[i].key, key) == 0)
+            return &c->item[i];
+    return NULL;
+}
+
+/* Whether either configuration has a second block where `key` has the first one, `at` being
+ * the position of that "#1". */
+static int cfg_repeated(const cfg_items *a, const cfg_items *b, const char *key, size_t at) {
+    char probe[2100];
+    snprintf(probe, sizeof probe, "%.*s#2.", (int)at, key);
+    size_t n = strlen(probe);
+    for (int s = 0; s < 2; ++s) {
+        const cfg_items *c = s ? b : a;
+        for (size_t i = 0; i < c->n; ++i)
+            if (strncmp(c->item[i].key, probe, n) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* The key as users write it: "Materials.Material[2].density", a block's number only where the
+ * block is repeated. */
+static void cfg_display_key(const cfg_items *a, const cfg_items *b, const char *key, char *out,
+                            size_t size) {
+    size_t o = 0;
+    for (const char *p = key; *p && o + 12 < size; ++p) {
+        if (*p != '#') {
+            out[o++] = *p;
+            continue;
+        }
+        long k = strtol(p + 1, NULL, 10);
+        size_t at = (size_t)(p - key);
+        while (p[1] >= '0' && p[1] <= '9')
+            ++p;
+        if (k > 1 || cfg_repeated(a, b, key, at)) {
+            int w = snprintf(out + o, size - o, "[%ld]", k);
+            if (w < 0 || (size_t)w >= size - o)
+                break;
+            o += (size_t)w;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* A number as written, or in 15 digits when that is shorter and the same value (defaults are
+ * printed with 17: "0.050000000000000003" is shown as "0.05"). */
+static void cfg_number_text(const char *literal, size_t len, double x, char *out, size_t size) {
+    char s15[64];
+    snprintf(s15, sizeof s15, "%.15g", x);
+    if (strtod(s15, NULL) == x && strlen(s15) < len)
+        snprintf(out, size, "%s", s15);
+    else
+        snprintf(out, size, "%.*s", (int)len, literal);
+}
+
+/* A value for the report: numbers and vectors as short as they are exact, others as they are. */
+static void cfg_display_value(const char *v, char *out, size_t size) {
+    double x[4];
+    int n = cfg_numbers(v, x, 4);
+    if (n < 1 || (*v != '<' && n != 1)) {
+        snprintf(out, size, "%.80s", v);
+        return;
+    }
+    if (*v != '<') {
+        cfg_number_text(v, strlen(v), x[0], out, size);
+        return;
+    }
+    size_t o = (size_t)snprintf(out, size, "<");
+    const char *p = v + 1;
+    for (int k = 0; k < n && o < size; ++k) {
+        while (*p == ' ')
+            ++p;
+        char *end;
+        strtod(p, &end);
+        char num[64];
+        cfg_number_text(p, (size_t)(end - p), x[k], num, sizeof num);
+        o += (size_t)snprintf(out + o, size - o, "%s %s", k ? "," : "", num);
+        p = end;
+        while (*p == ' ' || *p == ',')
+            ++p;
+    }
+    if (o < size)
+        snprintf(out + o, size - o, " >");
+}
+
+/* Appends one report line. */
+static gf_status cfg_report(char **report, size_t *len, const char *key, const char *was,
+                            const char *now) {
+    char line[400], w[128] = "absent", c[128] = "absent";
+    if (was)
+        cfg_display_value(was, w, sizeof w);
+    if (now)
+        cfg_display_value(now, c, sizeof c);
+    int n = snprintf(line, sizeof line, "  %s: %s in the checkpoint, %s now\n", key, w, c);
+    if (n < 0)
+        return GF_OK;
+    size_t add = strlen(line);
+    GF_TRY(gf_grow((void **)report, *len + add + 1, 1));
+    memcpy(*report + *len, line, add + 1);
+    *len += add;
+    return GF_OK;
+}
+
+gf_status gf_io_compare_config(const char *stored, const char *current, char **report, int *ndiff) {
+    *report = NULL;
+    *ndiff = 0;
+    cfg_items a, b;
+    GF_TRY(cfg_parse(stored, &a));
+    gf_status st = cfg_parse(current, &b);
+    if (st != GF_OK) {
+        cfg_items_free(&a);
+        return st;
+    }
+    size_t len = 0;
+    /* A message must stay readable (and fit the error message): the first keys, then a count. */
+    const int shown = 12;
+    for (int pass = 0; pass < 2 && st == GF_OK; ++pass) {
+        const cfg_items *from = pass ? &b : &a, *other = pass ? &a : &b;
+        for (size_t i = 0; i < from->n && st == GF_OK; ++i) {
+            const cfg_item *x = &from->item[i], *y = cfg_find(other, x->key);
+            char plain[2100], shown_key[2200];
+            cfg_plain_key(x->key, plain, sizeof plain);
+            /* Keys in both are compared once, in the first pass. */
+            if ((pass && y) || cfg_may_differ(plain) || (y && cfg_same_value(x->value, y->value)))
+                continue;
+            if (++*ndiff > shown)
+                continue;
+            cfg_display_key(&a, &b, x->key, shown_key, sizeof shown_key);
+            const char *was = pass ? NULL : x->value,
+                       *now = pass ? x->value : (y ? y->value : NULL);
+            st = cfg_report(report, &len, shown_key, was, now);
+        }
+    }
+    if (st == GF_OK && *ndiff > shown) {
+        char more[64];
+        snprintf(more, sizeof more, "  and %d more\n", *ndiff - shown);
+        size_t add = strlen(more);
+        st = gf_grow((void **)report, len + add + 1, 1);
+        if (st == GF_OK) {
+            memcpy(*report + len, more, add + 1);
+            len += add;
+        }
+    }
+    /* No final newline: the report ends a message. */
+    if (st == GF_OK && len > 0)
+        (*report)[len - 1] = '\0';
+    if (st != GF_OK) {
+        free(*report);
+        *report = NULL;
+    }
+    cfg_items_free(&a);
+    cfg_items_free(&b);
+    return st;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -902,6 +1470,9 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
 }
 
 static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n) {
+    /* The same file again (written anew) replaces its entry: each step is listed once. */
+    if (o->nsnap > 0 && strcmp(o->snap_file[o->nsnap - 1], file) == 0)
+        o->nsnap--;
     if (o->nsnap == o->capsnap) {
         size_t cap = o->capsnap ? 2 * o->capsnap : 64;
         GF_TRY(gf_grow((void **)&o->snap_file, cap, sizeof *o->snap_file));
@@ -941,19 +1512,26 @@ static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
     return st;
 }
 
+static void snapshot_name(const gf_output *o, long step, char *name, size_t size) {
+    snprintf(name, size, "%s_%09ld.h5", o->prefix, step);
+}
+
 static gf_status snapshot(gf_output *o, gf_sim *sim) {
     GF_TRY(ensure_directory(sim, o->directory));
     char name[256], path[GF_IO_PATH + 300];
-    snprintf(name, sizeof name, "%s_%09ld.h5", o->prefix, sim->step);
+    snapshot_name(o, sim->step, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", o->directory, name);
     GF_TRY(gf_io_write_snapshot(o, sim, path));
     int64_t n = (int64_t)sim->particles.n_local;
     if (sim->par)
         GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
-    GF_TRY(add_snapshot(o, name, sim->time, (long long)n));
+    /* Rank 0 keeps the list and writes the XDMF file. */
     gf_status st = GF_OK;
-    if (!sim->par || sim->par->rank == 0)
-        st = gf_io_write_xdmf(o);
+    if (!sim->par || sim->par->rank == 0) {
+        st = add_snapshot(o, name, sim->time, (long long)n);
+        if (st == GF_OK)
+            st = gf_io_write_xdmf(o);
+    }
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     return st;
@@ -967,7 +1545,9 @@ static gf_status checkpoint(gf_output *o, gf_sim *sim) {
         *slash = '\0';
         GF_TRY(ensure_directory(sim, dir));
     }
-    return gf_io_write_checkpoint(o, sim, o->checkpoint);
+    GF_TRY(gf_io_write_checkpoint(o, sim, o->checkpoint));
+    o->checkpoint_step = sim->step;
+    return GF_OK;
 }
 
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
@@ -1001,5 +1581,165 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
         }
     }
     gf_timer_stop(&sim->timers, GF_TIMER_OUTPUT);
+    return st;
+}
+
+gf_status gf_output_finish(gf_output *o, gf_sim *sim) {
+    if (sim->step == o->checkpoint_step)
+        return GF_OK;
+    /* Not timed: the run's timers (and its summary) ended with the last step. */
+    gf_status st = checkpoint(o, sim);
+    if (st == GF_OK)
+        gf_log_info("final checkpoint at step %ld (t = %.6e s) written to %s\n"
+                    "continue with: granflow <config> --restart %s -Time.steps=<last step>",
+                    sim->step, sim->time, o->checkpoint, o->checkpoint);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Restart: the configuration check and the snapshot list                                     */
+
+/* The step of a snapshot file name "<prefix>_<step>.h5", or -1. */
+static long snapshot_step(const gf_output *o, const char *name) {
+    size_t lp = strlen(o->prefix);
+    if (strncmp(name, o->prefix, lp) != 0 || name[lp] != '_')
+        return -1;
+    const char *d = name + lp + 1, *e = d;
+    while (*e >= '0' && *e <= '9')
+        ++e;
+    if (e - d < 9 || strcmp(e, ".h5") != 0)
+        return -1;
+    return strtol(d, NULL, 10);
+}
+
+typedef struct {
+    long step;
+    char name[256];
+    double time;
+    long long count;
+} listed_snapshot;
+
+static int cmp_listed(const void *a, const void *b) {
+    const listed_snapshot *x = a, *y = b;
+    return x->step < y->step ? -1 : (x->step > y->step);
+}
+
+/* Time and particle count of a snapshot (serial HDF5, rank 0); 0 if it is a readable granflow
+ * snapshot. */
+static int snapshot_info(const char *path, double *t, long long *count) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return -1;
+    char format[64] = "";
+    int rc = -1;
+    hid_t a = H5Aexists(f, "format") > 0 ? H5Aopen(f, "format", H5P_DEFAULT) : -1;
+    if (a >= 0) {
+        hid_t ty = H5Aget_type(a);
+        size_t len = H5Tget_size(ty);
+        if (H5Tget_class(ty) == H5T_STRING && len < sizeof format) {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, len);
+            if (H5Aread(a, mt, format) >= 0)
+                format[len] = '\0';
+            H5Tclose(mt);
+        }
+        H5Tclose(ty);
+        H5Aclose(a);
+    }
+    if (strcmp(format, FORMAT_SNAPSHOT) == 0) {
+        hid_t at = H5Aopen(f, "time", H5P_DEFAULT), ac = H5Aopen(f, "particle_count", H5P_DEFAULT);
+        if (at >= 0 && ac >= 0 && H5Aread(at, H5T_NATIVE_DOUBLE, t) >= 0 &&
+            H5Aread(ac, H5T_NATIVE_LLONG, count) >= 0)
+            rc = 0;
+        if (at >= 0)
+            H5Aclose(at);
+        if (ac >= 0)
+            H5Aclose(ac);
+    }
+    H5Fclose(f);
+    return rc;
+}
+
+/* Rank 0: the snapshot list of a restarted run, from the snapshot files in the output directory
+ * up to the restart step (those after it are the interrupted run's, superseded: the restarted run
+ * writes them again), in step order; then the XDMF file, if there is anything to list or a file
+ * to correct. */
+static gf_status rebuild_snapshot_list(gf_output *o, long step) {
+    o->nsnap = 0;
+    DIR *dir = opendir(o->directory);
+    if (!dir)
+        return GF_OK; /* no output yet */
+    listed_snapshot *list = NULL;
+    size_t n = 0, cap = 0;
+    gf_status st = GF_OK;
+    for (struct dirent *e = readdir(dir); e && st == GF_OK; e = readdir(dir)) {
+        long s = snapshot_step(o, e->d_name);
+        if (s < 0 || s > step || strlen(e->d_name) >= sizeof list[0].name)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            st = gf_grow((void **)&list, cap, sizeof *list);
+            if (st != GF_OK)
+                break;
+        }
+        char path[GF_IO_PATH + 300];
+        snprintf(path, sizeof path, "%s/%s", o->directory, e->d_name);
+        listed_snapshot *l = &list[n];
+        l->step = s;
+        snprintf(l->name, sizeof l->name, "%s", e->d_name);
+        if (snapshot_info(path, &l->time, &l->count) == 0)
+            n++;
+        else
+            gf_log_warn("%s is not a readable granflow snapshot: left out of %s.xmf", path,
+                        o->prefix);
+    }
+    closedir(dir);
+    if (n > 1)
+        qsort(list, n, sizeof *list, cmp_listed);
+    for (size_t k = 0; k < n && st == GF_OK; ++k)
+        st = add_snapshot(o, list[k].name, list[k].time, list[k].count);
+    free(list);
+    char xmf[GF_IO_PATH + 160];
+    snprintf(xmf, sizeof xmf, "%s/%s.xmf", o->directory, o->prefix);
+    if (st == GF_OK && (o->nsnap > 0 || access(xmf, F_OK) == 0))
+        st = gf_io_write_xdmf(o);
+    return st;
+}
+
+gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int force) {
+    int rank = sim->par ? sim->par->rank : 0;
+    char *stored = NULL, *report = NULL;
+    GF_TRY(gf_io_read_configuration(sim, path, &stored));
+    int ndiff = 0;
+    gf_status st = GF_OK;
+    if (stored[0] == '\0') {
+        if (rank == 0)
+            gf_log_warn("'%s' records no configuration: it cannot be checked against this one",
+                        path);
+    } else {
+        st = gf_io_compare_config(stored, o->config_text ? o->config_text : "", &report, &ndiff);
+    }
+    if (st == GF_OK && ndiff > 0) {
+        if (!force)
+            st = GF_ERROR(GF_ERR_INPUT,
+                          "'%s' was written with a different configuration (restart with "
+                          "--restart-force to continue anyway):\n%s",
+                          path, report);
+        else if (rank == 0)
+            gf_log_warn("--restart-force: continuing from '%s', whose configuration differs:\n%s",
+                        path, report);
+    }
+    free(stored);
+    free(report);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    GF_TRY(st);
+    GF_TRY(gf_io_read_checkpoint(sim, path));
+    /* The state at this step is in a checkpoint already: the one just read. */
+    o->checkpoint_step = sim->step;
+    if (rank == 0)
+        st = rebuild_snapshot_list(o, sim->step);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
     return st;
 }

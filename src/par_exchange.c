@@ -56,6 +56,7 @@ gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
                 MPI_TRY(MPI_Cart_rank(x->cart, mc, &r));
                 x->decomp.rank_of[(cz * dims[1] + cy) * dims[0] + cx] = r;
             }
+    x->color = gf_exchange_color(dims, periodic, coords, &x->ncolors);
     /* The distinct neighbour ranks, in a fixed order (self first). */
     x->nnbr = 0;
     for (int dz = -1; dz <= 1; ++dz)
@@ -73,6 +74,20 @@ gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
     return GF_OK;
 }
 
+int gf_exchange_color(const int dims[3], const int periodic[3], const int coords[3], int *ncolors) {
+    int color = 0;
+    *ncolors = 1;
+    for (int a = 2; a >= 0; --a) {
+        int n = dims[a] == 1 ? 1 : (periodic[a] && dims[a] % 2 ? 3 : 2);
+        int c = coords[a] % 2;
+        if (n == 3 && coords[a] == dims[a] - 1)
+            c = 2; /* its periodic neighbour, coordinate 0, has parity 0 too */
+        color = color * n + c;
+        *ncolors *= n;
+    }
+    return color;
+}
+
 void gf_exchange_free(gf_exchange *x) {
     if (x->cart != MPI_COMM_NULL && x->cart != 0)
         MPI_Comm_free(&x->cart);
@@ -83,6 +98,8 @@ void gf_exchange_free(gf_exchange *x) {
     free(x->send_idx);
     for (int k = 0; k < 6; ++k)
         free(x->v0[k]);
+    free(x->slot);
+    free(x->shared);
     free(x->buf);
     memset(x, 0, sizeof *x);
 }
@@ -280,6 +297,60 @@ static int nbr_slot(const gf_exchange *x, int rank) {
     return -1;
 }
 
+typedef struct {
+    int32_t rank, index, ghost;
+} ghost_key;
+
+static int cmp_ghost_key(const void *a, const void *b) {
+    const ghost_key *p = a, *q = b;
+    if (p->rank != q->rank)
+        return p->rank < q->rank ? -1 : 1;
+    if (p->index != q->index)
+        return p->index < q->index ? -1 : 1;
+    return p->ghost < q->ghost ? -1 : (p->ghost > q->ghost);
+}
+
+/* Velocity slots and shared flags (see exchange.h), after the registration. */
+static gf_status assign_slots(gf_exchange *x, const gf_particles *p) {
+    size_t n = p->n_local + p->n_ghost;
+    if (n > x->cap_slot) {
+        GF_TRY(gf_grow((void **)&x->slot, n, sizeof *x->slot));
+        GF_TRY(gf_grow((void **)&x->shared, n, sizeof *x->shared));
+        x->cap_slot = n;
+    }
+    x->nslot = n;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        x->slot[i] = (int32_t)i;
+        x->shared[i] = 0;
+    }
+    for (int k = 0; k < x->nnbr; ++k)
+        if (x->nbr_rank[k] != x->decomp.rank)
+            for (int s = x->send_off[k]; s < x->send_off[k + 1]; ++s)
+                x->shared[x->send_idx[s]] = 1;
+    if (p->n_ghost == 0)
+        return GF_OK;
+    ghost_key *keys = gf_malloc(p->n_ghost, sizeof *keys);
+    if (!keys)
+        return gf_error_status();
+    for (size_t g = 0; g < p->n_ghost; ++g)
+        keys[g] = (ghost_key){x->ghost_rank[g], x->ghost_index[g], (int32_t)g};
+    qsort(keys, p->n_ghost, sizeof *keys, cmp_ghost_key);
+    for (size_t k = 0; k < p->n_ghost; ++k) {
+        size_t gi = p->n_local + (size_t)keys[k].ghost;
+        if (keys[k].rank == x->decomp.rank) {
+            x->slot[gi] = keys[k].index; /* a periodic image of an owned particle */
+        } else if (k > 0 && keys[k].rank == keys[k - 1].rank &&
+                   keys[k].index == keys[k - 1].index) {
+            x->slot[gi] = x->slot[p->n_local + (size_t)keys[k - 1].ghost];
+        } else {
+            x->slot[gi] = (int32_t)gi;
+        }
+        x->shared[gi] = x->shared[x->slot[gi]] | (keys[k].rank != x->decomp.rank);
+    }
+    free(keys);
+    return GF_OK;
+}
+
 /* Tells every owner which of its particles this rank holds as ghosts, in the order of the
  * ghost arrays grouped by owner, so that later exchanges need only values. */
 static gf_status register_ghosts(gf_exchange *x, gf_particles *p) {
@@ -342,6 +413,7 @@ static gf_status register_ghosts(gf_exchange *x, gf_particles *p) {
         if (x->send_idx[i] < 0 || (size_t)x->send_idx[i] >= p->n_local)
             return GF_ERROR(GF_ERR_STATE, "ghost registration names particle index %d of %zu",
                             x->send_idx[i], p->n_local);
+    GF_TRY(assign_slots(x, p));
     return gf_exchange_mark(x, p);
 }
 

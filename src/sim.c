@@ -334,10 +334,15 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_timer_stop(tm, GF_TIMER_PREPARE);
     GF_TRY(st);
 
-    gf_solver_comm comm = {sim, NULL, NULL};
+    gf_solver_comm comm = {.ctx = sim};
     if (sim->distributed) {
         comm.sync = comm_sync;
         comm.max = comm_max;
+        comm.slot = sim->xch.slot;
+        comm.nslot = sim->xch.nslot;
+        comm.shared = sim->xch.shared;
+        comm.color = sim->xch.color;
+        comm.ncolors = sim->xch.ncolors;
     }
     double comm_before = tm->elapsed[GF_TIMER_COMM];
     gf_timer_start(tm, GF_TIMER_SOLVE);
@@ -580,8 +585,12 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[5] = {(int64_t)sim->particles.n_local, sim->stepped_particles, rf->solved,
-                         rf->touching, rf->loaded};
+    int64_t counts[6] = {(int64_t)sim->particles.n_local,
+                         sim->stepped_particles,
+                         rf->solved,
+                         rf->touching,
+                         rf->loaded,
+                         sim->outflow.left_box};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
@@ -589,7 +598,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 5, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 6, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -614,6 +623,10 @@ void gf_sim_print_summary(gf_sim *sim) {
                 total > 0 ? 100.0 * other / total : 0.0);
     gf_log_info("  %-12s %11.4f %11.4f %11.4f", "total", mn[GF_TIMER_TOTAL], total,
                 mx[GF_TIMER_TOTAL]);
+    if (counts[5] > 0)
+        gf_log_info("  particles that left the box through open faces (deleted, counted as "
+                    "outflow): %lld",
+                    (long long)counts[5]);
     if (run <= 0)
         return;
     double steps = (double)run;

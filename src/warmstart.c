@@ -29,13 +29,53 @@ static gf_status reserve(gf_warmstart *ws, size_t need) {
     return GF_OK;
 }
 
-gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]) {
+/* Adds an entry at the end, whatever its key: only for building a table that is sorted before
+ * it is handed out. */
+static gf_status push(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]) {
     GF_TRY(reserve(ws, ws->n + 1));
     ws->a[ws->n] = a;
     ws->b[ws->n] = b;
     for (int k = 0; k < 3; ++k)
         ws->l[k][ws->n] = l[k];
     ws->n++;
+    return GF_OK;
+}
+
+static int key_less(int64_t a1, int64_t b1, int64_t a2, int64_t b2) {
+    return a1 < a2 || (a1 == a2 && b1 < b2);
+}
+
+/* The first index whose key is not less than (a, b). */
+static size_t lower_bound(const gf_warmstart *ws, int64_t a, int64_t b) {
+    size_t lo = 0, hi = ws->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_less(ws->a[mid], ws->b[mid], a, b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]) {
+    size_t n = ws->n;
+    /* Keys arriving in order (the common case) go to the end; others are inserted at their
+     * place, after any equal key. */
+    size_t at = n == 0 || !key_less(a, b, ws->a[n - 1], ws->b[n - 1]) ? n : lower_bound(ws, a, b);
+    while (at < n && ws->a[at] == a && ws->b[at] == b)
+        at++;
+    GF_TRY(push(ws, a, b, l));
+    if (at == n)
+        return GF_OK;
+    memmove(ws->a + at + 1, ws->a + at, (n - at) * sizeof *ws->a);
+    memmove(ws->b + at + 1, ws->b + at, (n - at) * sizeof *ws->b);
+    for (int k = 0; k < 3; ++k)
+        memmove(ws->l[k] + at + 1, ws->l[k] + at, (n - at) * sizeof *ws->l[k]);
+    ws->a[at] = a;
+    ws->b[at] = b;
+    for (int k = 0; k < 3; ++k)
+        ws->l[k][at] = l[k];
     return GF_OK;
 }
 
@@ -111,14 +151,7 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
 }
 
 static long find(const gf_warmstart *ws, int64_t a, int64_t b) {
-    size_t lo = 0, hi = ws->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ws->a[mid] < a || (ws->a[mid] == a && ws->b[mid] < b))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = lower_bound(ws, a, b);
     return (lo < ws->n && ws->a[lo] == a && ws->b[lo] == b) ? (long)lo : -1;
 }
 
@@ -145,21 +178,34 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
     return found;
 }
 
+static int contains(const int64_t *ids, size_t nids, int64_t id) {
+    size_t lo = 0, hi = nids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nids && ids[lo] == id;
+}
+
 gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, gf_warmstart *out) {
+    size_t count = 0;
+    for (size_t i = 0; i < ws->n; ++i)
+        count += contains(ids, nids, ws->a[i]);
+    if (count == 0)
+        return GF_OK;
+    /* Room first, so that nothing fails halfway: the taken entries leave as a sorted run, the
+     * rest close up in order. */
+    gf_warmstart run;
+    gf_warmstart_init(&run);
+    GF_TRY(reserve(&run, count));
     size_t keep = 0;
     for (size_t i = 0; i < ws->n; ++i) {
-        /* Binary search of the entry's first id among the migrating ids. */
-        size_t lo = 0, hi = nids;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ids[mid] < ws->a[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         double l[3] = {ws->l[0][i], ws->l[1][i], ws->l[2][i]};
-        if (lo < nids && ids[lo] == ws->a[i]) {
-            GF_TRY(gf_warmstart_append(out, ws->a[i], ws->b[i], l));
+        if (contains(ids, nids, ws->a[i])) {
+            (void)push(&run, ws->a[i], ws->b[i], l); /* reserved: cannot fail */
         } else {
             ws->a[keep] = ws->a[i];
             ws->b[keep] = ws->b[i];
@@ -169,16 +215,54 @@ gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, g
         }
     }
     ws->n = keep;
-    return GF_OK;
+    gf_status st = gf_warmstart_merge(out, &run);
+    if (st != GF_OK)
+        (void)gf_warmstart_merge(ws, &run); /* back where they were: ws has the room */
+    gf_warmstart_free(&run);
+    return st;
 }
 
 gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
     if (in->n == 0)
         return GF_OK;
-    GF_TRY(reserve(ws, ws->n + in->n));
-    for (size_t i = 0; i < in->n; ++i) {
-        double l[3] = {in->l[0][i], in->l[1][i], in->l[2][i]};
-        GF_TRY(gf_warmstart_append(ws, in->a[i], in->b[i], l));
+    size_t n = ws->n, m = in->n;
+    GF_TRY(reserve(ws, n + m));
+    /* Both sorted: merge from the back, in place; on equal keys ws's entries stay first. */
+    size_t i = n, j = m, k = n + m;
+    while (j > 0) {
+        int from_ws = i > 0 && key_less(in->a[j - 1], in->b[j - 1], ws->a[i - 1], ws->b[i - 1]);
+        --k;
+        if (from_ws) {
+            --i;
+            ws->a[k] = ws->a[i];
+            ws->b[k] = ws->b[i];
+            for (int d = 0; d < 3; ++d)
+                ws->l[d][k] = ws->l[d][i];
+        } else {
+            --j;
+            ws->a[k] = in->a[j];
+            ws->b[k] = in->b[j];
+            for (int d = 0; d < 3; ++d)
+                ws->l[d][k] = in->l[d][j];
+        }
     }
-    return sort_table(ws);
+    ws->n = n + m;
+    return GF_OK;
+}
+
+gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair,
+                              const double *impulse) {
+    if (n == 0)
+        return GF_OK;
+    gf_warmstart rows;
+    gf_warmstart_init(&rows);
+    gf_status st = reserve(&rows, n);
+    for (size_t k = 0; k < n && st == GF_OK; ++k)
+        st = push(&rows, pair[2 * k], pair[2 * k + 1], impulse + 3 * k);
+    if (st == GF_OK)
+        st = sort_table(&rows);
+    if (st == GF_OK)
+        st = gf_warmstart_merge(ws, &rows);
+    gf_warmstart_free(&rows);
+    return st;
 }

@@ -1,5 +1,6 @@
 /* The granflow program as a user runs it: the demo, command-line overrides, and clear errors
  * with a non-zero exit status for bad input. */
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,65 +109,295 @@ static void test_parallel(void **state) {
     free(out);
 }
 
-/* Snapshots with the XDMF sidecar, a checkpoint on SIGUSR1, and a restart that finishes. */
-static void test_output_and_restart(void **state) {
-    (void)state;
-    char args[2048], *out = NULL;
-    snprintf(args, sizeof args,
-             "%s %s/configs/demo.cfg -Time.steps=60 -Output.progress_every=0 "
-             "-Output.directory=%s/out -Output.snapshot_every=20",
-             GRANFLOW_EXE, GF_SOURCE_DIR, tmpdir);
-    int rc = gf_test_run(args, &out);
-    if (rc != 0)
-        fail_msg("snapshot run failed:\n%s", out);
-    free(out);
-    char path[512];
-    snprintf(path, sizeof path, "%s/out/run.xmf", tmpdir);
+/* ---- restart through the program (issue 11) ------------------------------------------------- */
+
+/* Runs the granflow program (with `args` after the demo configuration); fails the test if its
+ * exit status is not what `want_ok` says. Returns the output (malloc'd). */
+static char *granflow(const char *args, int want_ok) {
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s %s/configs/demo.cfg -Output.progress_every=0 %s", GRANFLOW_EXE,
+             GF_SOURCE_DIR, args);
+    int rc = gf_test_run(cmd, &out);
+    if ((rc == 0) != want_ok)
+        fail_msg("'%s' exited with %d:\n%s", cmd, rc, out);
+    return out;
+}
+
+/* The steps of the snapshots the XDMF file lists, in its order; their files must exist. */
+static int xmf_steps(const char *dir, long *steps, int max) {
+    char path[512], line[1024];
+    snprintf(path, sizeof path, "%s/run.xmf", dir);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    char line[1024];
-    int grids = 0, files_ok = 0;
+    int n = 0, grids = 0;
     while (fgets(line, sizeof line, f)) {
         grids += strstr(line, "<Grid Name=\"step\"") != NULL;
         char *h = strstr(line, ">run_");
         if (h && strstr(line, ":/particles/position")) {
             char name[256], full[800];
             sscanf(h + 1, "%255[^:]", name);
-            snprintf(full, sizeof full, "%s/out/%s", tmpdir, name);
-            files_ok += access(full, R_OK) == 0;
+            snprintf(full, sizeof full, "%s/%s", dir, name);
+            if (access(full, R_OK) != 0)
+                fail_msg("%s lists %s, which does not exist", path, name);
+            assert_true(n < max);
+            steps[n++] = strtol(name + 4, NULL, 10);
         }
     }
     fclose(f);
-    assert_int_equal(grids, 3);
-    assert_int_equal(files_ok, 3);
+    assert_int_equal(grids, n);
+    return n;
+}
+
+static void assert_steps(const char *dir, const long *want, int nwant) {
+    long got[32];
+    int n = xmf_steps(dir, got, 32);
+    int same = n == nwant;
+    for (int k = 0; k < n && same; ++k)
+        same = got[k] == want[k];
+    if (!same) {
+        char text[512];
+        int at = 0;
+        for (int k = 0; k < n; ++k)
+            at += snprintf(text + at, sizeof text - (size_t)at, " %ld", got[k]);
+        text[at] = '\0';
+        fail_msg("%s/run.xmf lists the steps%s; expected %d steps from %ld to %ld", dir, text,
+                 nwant, want[0], want[nwant - 1]);
+    }
+}
+
+static long long step_attr(const char *path) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        fail_msg("cannot open %s", path);
+    long long step = -1;
+    hid_t a = H5Aopen(f, "step", H5P_DEFAULT);
+    H5Aread(a, H5T_NATIVE_LLONG, &step);
+    H5Aclose(a);
+    H5Fclose(f);
+    return step;
+}
+
+/* A whole dataset of doubles (or int64 ids), with its row count. */
+static void *read_all(hid_t f, const char *name, hid_t type, size_t width, size_t *rows) {
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    if (d < 0)
+        fail_msg("no dataset %s", name);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2] = {0, 1};
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    *rows = (size_t)dims[0];
+    void *buf = malloc((*rows * (size_t)dims[1] + 1) * width);
+    assert_true(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Dclose(d);
+    return buf;
+}
+
+/* Two files hold the same particles (matched by id) and, for checkpoints, the same warm-start
+ * entries, to the last bit. */
+static void assert_same_state(const char *p1, const char *p2) {
+    static const struct {
+        const char *name;
+        int ncols;
+    } cols[] = {{"/particles/position", 3},
+                {"/particles/velocity", 3},
+                {"/particles/angular_velocity", 3},
+                {"/particles/orientation", 4}};
+    hid_t f1 = H5Fopen(p1, H5F_ACC_RDONLY, H5P_DEFAULT),
+          f2 = H5Fopen(p2, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f1 >= 0 && f2 >= 0);
+    size_t n1, n2;
+    int64_t *id1 = read_all(f1, "/particles/id", H5T_NATIVE_INT64, 8, &n1);
+    int64_t *id2 = read_all(f2, "/particles/id", H5T_NATIVE_INT64, 8, &n2);
+    assert_int_equal(n1, n2);
+    assert_true(n1 > 0);
+    /* Row of each id in the second file (ids are 0 .. n-1 in the demo). */
+    size_t *row2 = malloc(n1 * sizeof *row2);
+    for (size_t i = 0; i < n1; ++i) {
+        assert_true(id2[i] >= 0 && (size_t)id2[i] < n1);
+        row2[id2[i]] = i;
+    }
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; ++c) {
+        size_t r1, r2, k = (size_t)cols[c].ncols;
+        double *a = read_all(f1, cols[c].name, H5T_NATIVE_DOUBLE, 8, &r1);
+        double *b = read_all(f2, cols[c].name, H5T_NATIVE_DOUBLE, 8, &r2);
+        for (size_t i = 0; i < n1; ++i) {
+            assert_true(id1[i] >= 0 && (size_t)id1[i] < n1);
+            size_t j = row2[id1[i]];
+            for (size_t d = 0; d < k; ++d)
+                if (memcmp(&a[k * i + d], &b[k * j + d], sizeof(double)) != 0)
+                    fail_msg("%s: particle %lld differs: %.17g in %s, %.17g in %s", cols[c].name,
+                             (long long)id1[i], a[k * i + d], p1, b[k * j + d], p2);
+        }
+        free(a);
+        free(b);
+    }
+    if (H5Lexists(f1, "warmstart", H5P_DEFAULT) > 0) {
+        size_t w1, w2, x1, x2;
+        int64_t *k1 = read_all(f1, "/warmstart/pair", H5T_NATIVE_INT64, 8, &w1);
+        int64_t *k2 = read_all(f2, "/warmstart/pair", H5T_NATIVE_INT64, 8, &w2);
+        double *l1 = read_all(f1, "/warmstart/impulse", H5T_NATIVE_DOUBLE, 8, &x1);
+        double *l2 = read_all(f2, "/warmstart/impulse", H5T_NATIVE_DOUBLE, 8, &x2);
+        assert_int_equal(w1, w2);
+        assert_true(w1 > 0);
+        assert_memory_equal(k1, k2, 2 * w1 * sizeof *k1);
+        assert_memory_equal(l1, l2, 3 * w1 * sizeof *l1);
+        free(k1);
+        free(k2);
+        free(l1);
+        free(l2);
+    }
+    free(row2);
+    free(id1);
+    free(id2);
+    H5Fclose(f1);
+    H5Fclose(f2);
+}
+
+/* Snapshots with the XDMF sidecar; a finished run continued from its end-of-run checkpoint equals
+ * an uninterrupted run bit for bit; the XDMF file of a restarted run lists each step once, in
+ * order, earlier snapshots included; a checkpoint on SIGUSR1 resumed on two ranks. */
+static void test_output_and_restart(void **state) {
+    (void)state;
+    char out[256], straight[256], args[2048], path[512], prev[512];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    snprintf(straight, sizeof straight, "%s/straight", tmpdir);
+    /* 60 steps, a checkpoint every 25: at 25, 50 and, at the end, 60. */
+    const char *common = "-Output.snapshot_every=20 -Output.checkpoint_every=25";
+    snprintf(args, sizeof args, "%s -Time.steps=60 -Output.directory=%s -Output.checkpoint=%s/c.h5",
+             common, out, out);
+    free(granflow(args, 1));
+    const long first[] = {20, 40, 60};
+    assert_steps(out, first, 3);
+    snprintf(path, sizeof path, "%s/c.h5", out);
+    snprintf(prev, sizeof prev, "%s/c.h5.prev", out);
+    assert_int_equal(step_attr(path), 60);
+    assert_int_equal(step_attr(prev), 50);
+
+    /* Continued to step 100 from the end of the run: the same as 100 steps straight. */
+    snprintf(args, sizeof args,
+             "%s -Time.steps=100 -Output.directory=%s -Output.checkpoint=%s/c.h5 --restart %s",
+             common, out, out, path);
+    char *log = granflow(args, 1);
+    if (!strstr(log, "at step 60") || !strstr(log, "run summary: 40 steps (60 to 100, restarted)"))
+        fail_msg("the restart did not run from step 60 to 100:\n%s", log);
+    free(log);
+    const long all[] = {20, 40, 60, 80, 100};
+    assert_steps(out, all, 5);
+    snprintf(args, sizeof args,
+             "%s -Time.steps=100 -Output.directory=%s -Output.checkpoint=%s/c.h5", common, straight,
+             straight);
+    free(granflow(args, 1));
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/run_000000100.h5", out);
+    snprintf(b, sizeof b, "%s/run_000000100.h5", straight);
+    assert_same_state(a, b);
+    snprintf(a, sizeof a, "%s/c.h5", out);
+    snprintf(b, sizeof b, "%s/c.h5", straight);
+    assert_int_equal(step_attr(a), 100);
+    assert_same_state(a, b);
+
+    /* From step 75 (the previous checkpoint) again, a snapshot deleted meanwhile: 80 and 100 are
+     * written anew and listed once, 40 is gone, 20 and 60 stay. */
+    assert_int_equal(step_attr(prev), 75);
+    snprintf(path, sizeof path, "%s/run_000000040.h5", out);
+    assert_int_equal(unlink(path), 0);
+    snprintf(args, sizeof args,
+             "%s -Time.steps=100 -Output.directory=%s -Output.checkpoint=%s/c.h5 --restart %s",
+             common, out, out, prev);
+    free(granflow(args, 1));
+    const long again[] = {20, 60, 80, 100};
+    assert_steps(out, again, 4);
+    snprintf(a, sizeof a, "%s/run_000000100.h5", out);
+    snprintf(b, sizeof b, "%s/run_000000100.h5", straight);
+    assert_same_state(a, b);
 
     /* A long run stopped by SIGUSR1 writes a checkpoint and says how to resume. */
+    int rc;
+    char *text = NULL;
     snprintf(args, sizeof args,
              "%s %s/configs/demo.cfg -Time.steps=1000000 -Output.progress_every=0 "
-             "-Output.checkpoint=%s/out/sig.ckpt.h5 & pid=$!; sleep 2; kill -USR1 $pid; wait $pid",
-             GRANFLOW_EXE, GF_SOURCE_DIR, tmpdir);
-    rc = gf_test_run(args, &out);
-    if (rc != 0 || !strstr(out, "signal received") || !strstr(out, "--restart"))
-        fail_msg("no checkpoint on SIGUSR1 (%d):\n%s", rc, out);
-    free(out);
-    /* Resume from it, on two ranks, to a few steps later. */
-    snprintf(path, sizeof path, "%s/out/sig.ckpt.h5", tmpdir);
-    assert_true(access(path, R_OK) == 0);
+             "-Output.checkpoint=%s/sig.ckpt.h5 & pid=$!; sleep 2; kill -USR1 $pid; wait $pid",
+             GRANFLOW_EXE, GF_SOURCE_DIR, out);
+    rc = gf_test_run(args, &text);
+    char *at = strstr(text, "signal received at step ");
+    if (rc != 0 || !at || !strstr(text, "--restart"))
+        fail_msg("no checkpoint on SIGUSR1 (%d):\n%s", rc, text);
+    long stopped = strtol(at + strlen("signal received at step "), NULL, 10);
+    free(text);
+    /* Resumed on two ranks for 10 more steps. */
+    snprintf(path, sizeof path, "%s/sig.ckpt.h5", out);
     snprintf(args, sizeof args,
              "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Output.progress_every=0 "
-             "--restart %s -Time.steps=0",
-             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR, path);
-    rc = gf_test_run(args, &out);
-    /* steps 0 < the checkpoint's step: nothing to do, but the restart itself must work. */
-    if (rc != 0 || !strstr(out, "restarted from"))
-        fail_msg("restart failed (%d):\n%s", rc, out);
-    free(out);
+             "--restart %s -Time.steps=%ld -Output.checkpoint=%s",
+             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR, path, stopped + 10, path);
+    rc = gf_test_run(args, &text);
+    char want[128];
+    snprintf(want, sizeof want, "run summary: 10 steps (%ld to %ld, restarted)", stopped,
+             stopped + 10);
+    if (rc != 0 || !strstr(text, want))
+        fail_msg("restart on 2 ranks failed (%d), expected '%s':\n%s", rc, want, text);
+    free(text);
+    assert_int_equal(step_attr(path), stopped + 10);
     snprintf(args, sizeof args, "%s %s/configs/demo.cfg --restart %s/configs/demo.cfg",
              GRANFLOW_EXE, GF_SOURCE_DIR, GF_SOURCE_DIR);
-    rc = gf_test_run(args, &out);
-    if (rc == 0 || !strstr(out, "cannot open"))
-        fail_msg("a text file accepted as checkpoint (%d):\n%s", rc, out);
-    free(out);
+    rc = gf_test_run(args, &text);
+    if (rc == 0 || !strstr(text, "cannot open"))
+        fail_msg("a text file accepted as checkpoint (%d):\n%s", rc, text);
+    free(text);
+}
+
+/* A restart checks the configuration against the checkpoint's: physics keys must match (each
+ * difference named with both values) unless --restart-force; run length, output and solver
+ * effort may change. */
+static void test_restart_config(void **state) {
+    (void)state;
+    char args[2048], ckpt[512];
+    snprintf(ckpt, sizeof ckpt, "%s/cfg.ckpt.h5", tmpdir);
+    snprintf(args, sizeof args, "-Time.steps=10 -Output.checkpoint_every=10 -Output.checkpoint=%s",
+             ckpt);
+    free(granflow(args, 1));
+    char base[1024];
+    snprintf(base, sizeof base, "--restart %s -Output.checkpoint=%s/cfg2.ckpt.h5 -Time.steps=12",
+             ckpt, tmpdir);
+
+    snprintf(args, sizeof args, "%s -Time.dt=2e-4", base);
+    char *log = granflow(args, 0);
+    if (!strstr(log, "Time.dt: 1e-4 in the checkpoint, 2e-4 now") ||
+        !strstr(log, "--restart-force") || strstr(log, "run summary"))
+        fail_msg("a changed time step was not refused by name:\n%s", log);
+    free(log);
+
+    snprintf(args, sizeof args,
+             "%s -Time.dt=2e-4 '-Physics.gravity=<0,0,-5>' -Materials.friction=0.5 "
+             "-Materials.Material.density=2500",
+             base);
+    log = granflow(args, 0);
+    const char *named[] = {"Time.dt: 1e-4 in the checkpoint, 2e-4 now",
+                           "Physics.gravity: < 0, 0, -9.81 > in the checkpoint, < 0, 0, -5 > now",
+                           "Materials.friction: 0.4 in the checkpoint, 0.5 now",
+                           "Materials.Material[1].density: 2650 in the checkpoint, 2500 now"};
+    for (size_t k = 0; k < sizeof named / sizeof named[0]; ++k)
+        if (!strstr(log, named[k]))
+            fail_msg("the refusal lacks '%s':\n%s", named[k], log);
+    free(log);
+
+    snprintf(args, sizeof args, "%s -Time.dt=2e-4 --restart-force", base);
+    log = granflow(args, 1);
+    if (!strstr(log, "warning") || !strstr(log, "Time.dt: 1e-4 in the checkpoint, 2e-4 now") ||
+        !strstr(log, "run summary: 2 steps (10 to 12, restarted)"))
+        fail_msg("--restart-force did not continue with a warning:\n%s", log);
+    free(log);
+
+    /* The same time step written another way, and keys that may change. */
+    snprintf(args, sizeof args,
+             "%s -Time.dt=0.0001 -Output.progress_every=1 -Solver.max_iterations=80 "
+             "-Solver.tolerance=1e-7 -Statistics.every=5",
+             base);
+    log = granflow(args, 1);
+    if (strstr(log, "warning") || !strstr(log, "run summary: 2 steps (10 to 12, restarted)"))
+        fail_msg("a restart with only run-control changes was not accepted silently:\n%s", log);
+    free(log);
 }
 
 /* Reads up to max data rows of a statistics CSV (checking its header); returns their number. */
@@ -251,9 +482,9 @@ int main(void) {
     if (!mkdtemp(tmpdir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_demo_runs), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_parallel),  cmocka_unit_test(test_output_and_restart),
-        cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_demo_runs),      cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel),       cmocka_unit_test(test_output_and_restart),
+        cmocka_unit_test(test_restart_config), cmocka_unit_test(test_channel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

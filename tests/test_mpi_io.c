@@ -10,6 +10,7 @@
 
 #include "granflow/io.h"
 #include "granflow/sim.h"
+#include "lib/snapshot.h"
 #include "test_util.h"
 
 #define P gf_test_par
@@ -20,11 +21,11 @@ static void path_of(char *buf, size_t size, const char *name) {
     snprintf(buf, size, "%s/%s", dir, name);
 }
 
-/* A falling, colliding packing in a box periodic along x. */
-static void make_sim(gf_sim *sim, const gf_par *par, int generate) {
+/* A falling, colliding packing in a box periodic along x, cut into dims[] subdomains (0: any). */
+static void make_sim_dims(gf_sim *sim, const gf_par *par, int generate, const int dims[3]) {
     GF_ASSERT_OK(gf_sim_init(sim, par));
     const double lo[3] = {0, 0, 0}, hi[3] = {0.1, 0.08, 0.1};
-    const int per[3] = {1, 0, 0}, dims[3] = {0, 0, 0};
+    const int per[3] = {1, 0, 0};
     GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
     for (int d = 1; d < 3; ++d) {
         double n[3] = {0, 0, 0};
@@ -66,6 +67,11 @@ static void make_sim(gf_sim *sim, const gf_par *par, int generate) {
             }
     sim->expected_particles = id;
     sim->next_id = id;
+}
+
+static void make_sim(gf_sim *sim, const gf_par *par, int generate) {
+    const int any[3] = {0, 0, 0};
+    make_sim_dims(sim, par, generate, any);
 }
 
 /* All particle records on rank 0 sorted by id (NULL elsewhere). */
@@ -200,12 +206,11 @@ static void test_snapshot_round_trip(void **state) {
             H5Dclose(d);
         }
         /* Rows sorted by id within each rank's group: the groups from rank_offsets. */
-        hid_t g = H5Gopen2(f, "particles", H5P_DEFAULT);
         long long offs[64];
-        at = H5Aopen(g, "rank_offsets", H5P_DEFAULT);
-        H5Aread(at, H5T_NATIVE_LLONG, offs);
-        H5Aclose(at);
-        H5Gclose(g);
+        hid_t od = H5Dopen2(f, "/particles/rank_offsets", H5P_DEFAULT);
+        assert_true(od >= 0);
+        assert_true(H5Dread(od, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, offs) >= 0);
+        H5Dclose(od);
         for (int rk = 0; rk < P.size; ++rk)
             for (long long i = offs[rk]; i < offs[rk + 1]; ++i) {
                 assert_int_equal(owner[i], rk);
@@ -317,10 +322,8 @@ static void test_restart_other_rank_count(void **state) {
         assert_int_equal(n, nref);
         assert_same_particles(ref, got, n);
     }
-    /* It runs on, and warm-start entries found their particles. */
-    int64_t nws = (int64_t)all.warm.n;
-    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &nws, 1, GF_PAR_SUM));
-    assert_true(nws > 0);
+    /* It runs on (the warm-start entries are compared one by one in
+     * test_warmstart_entries_after_restart). */
     for (int s = 0; s < 5; ++s)
         GF_ASSERT_OK(gf_sim_step(&all));
     GF_ASSERT_OK(gf_sim_check_particles(&all));
@@ -393,6 +396,399 @@ static void test_bad_checkpoints(void **state) {
     expect_restart_error(snap, "not a granflow checkpoint");
 }
 
+/* ---- warm-start entries across a restart (issue 11) ----------------------------------------- */
+
+typedef struct {
+    int64_t a, b;
+    double l[3];
+} ws_entry;
+
+static int cmp_ws_entry(const void *x, const void *y) {
+    const ws_entry *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : (p->b > q->b);
+}
+
+/* Every rank's warm-start entries on `par`'s rank 0, sorted by key (NULL elsewhere). */
+static ws_entry *gather_warm(const gf_warmstart *ws, const gf_par *par, size_t *n) {
+    ws_entry *mine = malloc((ws->n + 1) * sizeof *mine);
+    for (size_t k = 0; k < ws->n; ++k) {
+        mine[k].a = ws->a[k];
+        mine[k].b = ws->b[k];
+        for (int d = 0; d < 3; ++d)
+            mine[k].l[d] = ws->l[d][k];
+    }
+    void *all = NULL;
+    size_t *off = NULL;
+    GF_ASSERT_OK(gf_par_gather_bytes(par, 0, mine, ws->n * sizeof *mine, &all, &off));
+    free(mine);
+    *n = 0;
+    if (par->rank == 0) {
+        *n = off[par->size] / sizeof(ws_entry);
+        qsort(all, *n, sizeof(ws_entry), cmp_ws_entry);
+    }
+    free(off);
+    return all;
+}
+
+/* The table's invariant, checked the way the solver uses it: strictly sorted by key, so that a
+ * binary search finds every entry; and each entry's first id is a particle of this rank. */
+static void assert_warm_usable(const gf_sim *sim) {
+    const gf_warmstart *ws = &sim->warm;
+    size_t found = 0;
+    for (size_t k = 0; k < ws->n; ++k) {
+        size_t lo = 0, hi = ws->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ws->a[mid] < ws->a[k] || (ws->a[mid] == ws->a[k] && ws->b[mid] < ws->b[k]))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        found += lo == k;
+        int owned = 0;
+        for (size_t i = 0; i < sim->particles.n_local && !owned; ++i)
+            owned = sim->particles.id[i] == ws->a[k];
+        if (!owned)
+            fail_msg("warm-start entry (%lld, %lld) is on a rank without particle %lld",
+                     (long long)ws->a[k], (long long)ws->b[k], (long long)ws->a[k]);
+    }
+    if (found != ws->n)
+        fail_msg("rank %d: binary search finds %zu of %zu warm-start entries", gf_test_par.rank,
+                 found, ws->n);
+}
+
+/* The first `size` ranks of the job as their own communicator (MPI_COMM_NULL elsewhere). */
+static MPI_Comm first_ranks(int size) {
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, P.rank < size ? 0 : MPI_UNDEFINED, P.rank, &c);
+    return c;
+}
+
+/* A checkpoint written by `writers` ranks and read by `readers` ranks: every warm-start entry
+ * (key and impulse) comes back exactly once, on the owner of its first particle, in a table the
+ * solver can search. */
+static void warm_round_trip(int writers, int readers, const char *name) {
+    char path[512];
+    path_of(path, sizeof path, name);
+    ws_entry *ref = NULL;
+    size_t nref = 0;
+    MPI_Comm wc = first_ranks(writers);
+    if (wc != MPI_COMM_NULL) {
+        gf_par wp = {wc, 0, 0};
+        MPI_Comm_rank(wc, &wp.rank);
+        MPI_Comm_size(wc, &wp.size);
+        /* Slabs along x: every rank holds ids from the whole range (they grow along x
+         * fastest), so the file's rank groups interleave in key order. */
+        const int slabs[3] = {writers, 1, 1};
+        gf_sim w;
+        make_sim_dims(&w, &wp, 1, slabs);
+        for (int s = 0; s < 60; ++s)
+            GF_ASSERT_OK(gf_sim_step(&w));
+        GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &w, path));
+        ref = gather_warm(&w.warm, &wp, &nref);
+        gf_sim_free(&w);
+        MPI_Comm_free(&wc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm rc = first_ranks(readers);
+    if (rc != MPI_COMM_NULL) {
+        gf_par rp = {rc, 0, 0};
+        MPI_Comm_rank(rc, &rp.rank);
+        MPI_Comm_size(rc, &rp.size);
+        gf_sim r;
+        make_sim(&r, &rp, 0);
+        GF_ASSERT_OK(gf_io_read_checkpoint(&r, path));
+        assert_warm_usable(&r);
+        size_t n = 0;
+        ws_entry *got = gather_warm(&r.warm, &rp, &n);
+        if (rp.rank == 0) {
+            assert_true(nref > 0);
+            if (n != nref)
+                fail_msg("%d -> %d ranks: %zu warm-start entries read, %zu written", writers,
+                         readers, n, nref);
+            for (size_t k = 0; k < n; ++k) {
+                int same = got[k].a == ref[k].a && got[k].b == ref[k].b;
+                for (int d = 0; d < 3; ++d)
+                    same = same && got[k].l[d] == ref[k].l[d];
+                if (!same)
+                    fail_msg("%d -> %d ranks: entry %zu is (%lld, %lld) %.17g, written (%lld, "
+                             "%lld) %.17g",
+                             writers, readers, k, (long long)got[k].a, (long long)got[k].b,
+                             got[k].l[0], (long long)ref[k].a, (long long)ref[k].b, ref[k].l[0]);
+            }
+        }
+        /* The restarted run steps on with it. */
+        GF_ASSERT_OK(gf_sim_step(&r));
+        free(got);
+        gf_sim_free(&r);
+        MPI_Comm_free(&rc);
+    }
+    free(ref);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_warmstart_entries_after_restart(void **state) {
+    (void)state;
+    int half = P.size > 1 ? P.size / 2 : 1;
+    warm_round_trip(P.size, P.size, "same.ckpt.h5");
+    warm_round_trip(P.size, half, "fewer.ckpt.h5");
+    warm_round_trip(half, P.size, "more.ckpt.h5");
+    if (half > 1)
+        warm_round_trip(1, P.size, "one.ckpt.h5");
+}
+
+/* ---- rank offsets as datasets (issue 11) ---------------------------------------------------- */
+
+/* The exclusive prefix sums of every rank's count, and the total: the independent reference. */
+static void prefix_of(int64_t mine, long long *offs) {
+    long long c = mine, *counts = malloc((size_t)P.size * sizeof *counts);
+    MPI_Allgather(&c, 1, MPI_LONG_LONG, counts, 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+    offs[0] = 0;
+    for (int r = 0; r < P.size; ++r)
+        offs[r + 1] = offs[r] + counts[r];
+    free(counts);
+}
+
+/* `group`/rank_offsets of `path` is an int64 dataset of nranks + 1 values equal to `want`, and no
+ * attribute of that name is left. */
+static void assert_offsets_dataset(const char *path, const char *group, const long long *want) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+    assert_true(g >= 0);
+    assert_int_equal(H5Aexists(g, "rank_offsets"), 0);
+    /* Opening it as a dataset fails for anything else. */
+    hid_t d = H5Dopen2(g, "rank_offsets", H5P_DEFAULT);
+    if (d < 0)
+        fail_msg("%s: %s/rank_offsets is not a dataset", path, group);
+    hid_t t = H5Dget_type(d);
+    assert_int_equal(H5Tget_class(t), H5T_INTEGER);
+    assert_int_equal(H5Tget_size(t), 8);
+    assert_int_equal(H5Tget_sign(t), H5T_SGN_2);
+    H5Tclose(t);
+    hid_t sp = H5Dget_space(d);
+    hsize_t n = 0;
+    assert_int_equal(H5Sget_simple_extent_ndims(sp), 1);
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    H5Sclose(sp);
+    assert_int_equal(n, (hsize_t)P.size + 1);
+    long long *got = malloc(n * sizeof *got);
+    assert_true(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) >= 0);
+    for (int r = 0; r <= P.size; ++r)
+        if (got[r] != want[r])
+            fail_msg("%s: %s/rank_offsets[%d] = %lld, expected %lld", path, group, r, got[r],
+                     want[r]);
+    free(got);
+    H5Dclose(d);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+/* The post-processing tools' reader finds the same rank groups. */
+static void assert_tools_offsets(const char *path, const long long *want) {
+    gf_snapshot s;
+    char err[512] = "";
+    if (gf_snapshot_open(&s, path, err, sizeof err))
+        fail_msg("gf_snapshot_open: %s", err);
+    assert_int_equal(s.nranks, P.size);
+    assert_non_null(s.rank_offsets);
+    for (int r = 0; r <= P.size; ++r)
+        assert_int_equal(s.rank_offsets[r], want[r]);
+    gf_snapshot_close(&s);
+}
+
+static void test_rank_offsets_layout(void **state) {
+    (void)state;
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    for (int s = 0; s < 60; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    char snap[512], ckpt[512];
+    path_of(snap, sizeof snap, "layout.h5");
+    path_of(ckpt, sizeof ckpt, "layout.ckpt.h5");
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &a, snap));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, ckpt));
+    long long *poffs = malloc(((size_t)P.size + 1) * sizeof *poffs);
+    long long *woffs = malloc(((size_t)P.size + 1) * sizeof *woffs);
+    prefix_of((int64_t)a.particles.n_local, poffs);
+    prefix_of((int64_t)a.warm.n, woffs);
+    assert_true(woffs[P.size] > 0);
+    if (P.rank == 0) {
+        assert_offsets_dataset(snap, "particles", poffs);
+        assert_offsets_dataset(ckpt, "particles", poffs);
+        assert_offsets_dataset(ckpt, "warmstart", woffs);
+        assert_tools_offsets(snap, poffs);
+        assert_tools_offsets(ckpt, poffs);
+        /* Offsets that do not end at the particle count: the tools refuse the file. */
+        hid_t f = H5Fopen(snap, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t d = H5Dopen2(f, "/particles/rank_offsets", H5P_DEFAULT);
+        long long *bad = malloc(((size_t)P.size + 1) * sizeof *bad);
+        memcpy(bad, poffs, ((size_t)P.size + 1) * sizeof *bad);
+        bad[P.size] += 1;
+        assert_true(H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad) >= 0);
+        H5Dclose(d);
+        H5Fclose(f);
+        free(bad);
+        gf_snapshot s;
+        char err[512] = "";
+        assert_int_not_equal(gf_snapshot_open(&s, snap, err, sizeof err), 0);
+        assert_non_null(strstr(err, "rank_offsets does not match"));
+    }
+    /* The restart finds every rank's rows through them. */
+    gf_sim b;
+    make_sim(&b, &P, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, ckpt));
+    assert_int_equal(b.particles.n_local, a.particles.n_local);
+    for (size_t i = 0; i < a.particles.n_local; ++i)
+        assert_true(a.particles.id[i] == b.particles.id[i]);
+    assert_int_equal(b.warm.n, a.warm.n);
+    free(poffs);
+    free(woffs);
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+}
+
+/* Replaces the dataset group/rank_offsets by an attribute of the same values, as the previous
+ * version wrote it. */
+static void to_legacy_offsets(hid_t f, const char *group) {
+    hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+    hid_t d = H5Dopen2(g, "rank_offsets", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    long long *v = malloc(n * sizeof *v);
+    assert_true(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Dclose(d);
+    assert_true(H5Ldelete(g, "rank_offsets", H5P_DEFAULT) >= 0);
+    hid_t at = H5Acreate2(g, "rank_offsets", H5T_NATIVE_LLONG, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_LLONG, v) >= 0);
+    H5Aclose(at);
+    H5Sclose(sp);
+    H5Gclose(g);
+    free(v);
+}
+
+/* Files of the previous version (rank_offsets as attributes) still restart and open. */
+static void test_legacy_rank_offsets(void **state) {
+    (void)state;
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    for (int s = 0; s < 60; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    char snap[512], ckpt[512];
+    path_of(snap, sizeof snap, "legacy.h5");
+    path_of(ckpt, sizeof ckpt, "legacy.ckpt.h5");
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &a, snap));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, ckpt));
+    long long *poffs = malloc(((size_t)P.size + 1) * sizeof *poffs);
+    prefix_of((int64_t)a.particles.n_local, poffs);
+    if (P.rank == 0) {
+        hid_t f = H5Fopen(snap, H5F_ACC_RDWR, H5P_DEFAULT);
+        to_legacy_offsets(f, "particles");
+        H5Fclose(f);
+        f = H5Fopen(ckpt, H5F_ACC_RDWR, H5P_DEFAULT);
+        to_legacy_offsets(f, "particles");
+        to_legacy_offsets(f, "warmstart");
+        H5Fclose(f);
+        assert_tools_offsets(snap, poffs);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    gf_sim b;
+    make_sim(&b, &P, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, ckpt));
+    assert_int_equal(b.particles.n_local, a.particles.n_local);
+    for (size_t i = 0; i < a.particles.n_local; ++i) {
+        gf_particle x, y;
+        gf_particles_get(&a.particles, i, &x);
+        gf_particles_get(&b.particles, i, &y);
+        assert_same_particles(&x, &y, 1);
+    }
+    assert_int_equal(b.warm.n, a.warm.n);
+    for (size_t k = 0; k < a.warm.n; ++k)
+        assert_true(a.warm.a[k] == b.warm.a[k] && a.warm.b[k] == b.warm.b[k] &&
+                    a.warm.l[0][k] == b.warm.l[0][k]);
+    free(poffs);
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+}
+
+/* ---- checkpoint rotation (issue 11) --------------------------------------------------------- */
+
+static long long step_of(const char *path) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        fail_msg("cannot open %s", path);
+    long long step = -1;
+    hid_t at = H5Aopen(f, "step", H5P_DEFAULT);
+    H5Aread(at, H5T_NATIVE_LLONG, &step);
+    H5Aclose(at);
+    H5Fclose(f);
+    return step;
+}
+
+/* Each checkpoint keeps the one before as <file>.prev, which restarts too. */
+static void test_checkpoint_keeps_previous(void **state) {
+    (void)state;
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    char path[512], prev[520], tmp[520];
+    path_of(path, sizeof path, "rot.ckpt.h5");
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    for (int k = 1; k <= 3; ++k) {
+        for (int s = 0; s < 5; ++s)
+            GF_ASSERT_OK(gf_sim_step(&a));
+        GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+        if (P.rank == 0) {
+            assert_int_equal(step_of(path), 5 * k);
+            assert_true(access(tmp, F_OK) != 0);
+            if (k == 1)
+                assert_true(access(prev, F_OK) != 0);
+            else
+                assert_int_equal(step_of(prev), 5 * (k - 1));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    gf_sim b;
+    make_sim(&b, &P, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, prev));
+    assert_int_equal(b.step, 10);
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+}
+
+/* A failure one rank meets alone before the collective open (here: the last rank is not empty)
+ * is agreed: every rank returns it with the finder's message, none waits in the open. */
+static void test_one_rank_failure_agreed(void **state) {
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "agree.ckpt.h5");
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+    gf_sim_free(&a);
+    gf_sim b;
+    make_sim(&b, &P, 0);
+    if (P.rank == P.size - 1) {
+        const double x[3] = {0.5 * (b.xch.decomp.sub_lo[0] + b.xch.decomp.sub_hi[0]),
+                             0.5 * (b.xch.decomp.sub_lo[1] + b.xch.decomp.sub_hi[1]),
+                             0.5 * (b.xch.decomp.sub_lo[2] + b.xch.decomp.sub_hi[2])};
+        gf_particle rec;
+        gf_particle_make_sphere(&rec, 0, x, 0.004, 2500, 0);
+        GF_ASSERT_OK(gf_particles_add(&b.particles, &rec));
+    }
+    gf_status st = gf_io_read_checkpoint(&b, path);
+    assert_int_not_equal(st, GF_OK);
+    if (P.size > 1)
+        assert_true(gf_error_agreed());
+    if (!strstr(gf_error_message(), "without particles"))
+        fail_msg("rank %d: %s", P.rank, gf_error_message());
+    gf_error_clear();
+    gf_sim_free(&b);
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_mpi_tmpdir(dir, sizeof dir, "io");
@@ -409,6 +805,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_restart_equivalence, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_checkpoints, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_warmstart_entries_after_restart, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_rank_offsets_layout, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_legacy_rank_offsets, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_checkpoint_keeps_previous, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_one_rank_failure_agreed, setup, teardown),
 };
 
 GF_TEST_MPI_MAIN(tests)

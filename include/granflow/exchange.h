@@ -8,11 +8,14 @@
  *   edges, then corners), periodic images shifted by the box length. Each ghost knows its owner
  *   rank and index there; a registration round tells every owner which of its particles each
  *   neighbour holds, in which order.
- * - Velocity synchronisation for the solver (block Jacobi across ranks): after a sweep the
- *   velocity change of every ghost goes to its owner, which adds them all up (the solver has
- *   already relaxed the impulses behind them), and the owners' new velocities go back to all
- *   ghost copies. Both are one
- *   non-blocking exchange with each neighbour rank, all ghosts of that rank in one message. */
+ * - Velocity synchronisation for the solver: the velocity change of every ghost since the last
+ *   synchronisation goes to its owner, which adds them all up, and the owners' new velocities go
+ *   back to all ghost copies. Both are one non-blocking exchange with each neighbour rank, all
+ *   ghosts of that rank in one message.
+ * - What the solver needs to sweep ranks in Gauss-Seidel order (solver.h): the velocity slot of
+ *   every particle (copies of one body on this rank share one, so a periodic image here is its
+ *   original), which slots other ranks also update, and a colouring of the ranks in which
+ *   neighbours differ. */
 #ifndef GRANFLOW_EXCHANGE_H
 #define GRANFLOW_EXCHANGE_H
 
@@ -41,6 +44,17 @@ typedef struct {
     size_t cap_recv, cap_send;
     double *v0[6]; /* ghost velocities at the last synchronisation */
     size_t cap_v0;
+    /* Per particle (owned and ghost): the slot whose velocity it uses (an owned particle its own
+     * index; a periodic image of an owned particle that index; further copies of one ghost the
+     * first), and whether another rank updates that body too (a ghost, or an owned particle with
+     * copies on other ranks). Rebuilt with the ghosts, for nslot particles. */
+    size_t cap_slot, nslot;
+    int32_t *slot;
+    uint8_t *shared;
+    /* Colour of this rank and the number of colours: the parity of the grid coordinate along each
+     * cut axis (a third colour for the last cell of an odd periodic axis), so no two neighbours,
+     * diagonal and periodic ones included, have the same colour. */
+    int color, ncolors;
     void *buf; /* scratch */
     size_t cap_buf;
     int64_t bytes_sent;
@@ -50,6 +64,9 @@ typedef struct {
 gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
                            const int periodic[3], const double lo[3], const double hi[3]);
 void gf_exchange_free(gf_exchange *x);
+
+/* The colour of the grid cell at coords (see gf_exchange.color) and the number of colours. */
+int gf_exchange_color(const int dims[3], const int periodic[3], const int coords[3], int *ncolors);
 
 /* Moves owned particles to their owners (no ghosts may be present); warm-start entries keyed by
  * a migrating particle travel with it (ws may be NULL). */

@@ -2,8 +2,11 @@
  *
  * Every rank writes its own rows of each dataset into one shared file with collective MPI-IO
  * (no data funnels through rank 0). Rows are grouped by rank in rank order and sorted by id
- * within a rank; /particles/rank_offsets (nranks + 1) marks the groups, so a particle is found
- * by id with one binary search per group. The layout is in README.md. */
+ * within a rank; the dataset /particles/rank_offsets (nranks + 1 int64) marks the groups, so a
+ * particle is found by id with one binary search per group. The layout is in README.md.
+ *
+ * Every collective function here returns a status all ranks agree on (gf_par_agree): a failure
+ * one rank meets alone is agreed before the next collective call, so no rank is left waiting. */
 #ifndef GRANFLOW_IO_H
 #define GRANFLOW_IO_H
 
@@ -24,7 +27,7 @@ typedef struct {
     double wall_limit;           /* seconds: checkpoint and stop before this much wall time */
     char checkpoint[GF_IO_PATH]; /* checkpoint file */
     char *config_text;           /* the effective configuration, stored in every file */
-    /* The snapshots written so far (for the XDMF temporal collection, rank 0). */
+    /* The snapshots of the run so far (for the XDMF temporal collection; rank 0 only). */
     size_t nsnap, capsnap;
     char (*snap_file)[256];
     double *snap_time;
@@ -32,6 +35,7 @@ typedef struct {
     double start;     /* wall time at the start of the run */
     double step_time; /* a running estimate of one step's wall time */
     long last_check_step;
+    long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;
 
 /*  Output { directory "output"; prefix "run"; snapshot_every 0; contacts false;
@@ -43,9 +47,22 @@ gf_status gf_output_set_config_text(gf_output *o, const char *text);
 /* Collective: writes a snapshot of the current state to `path`. */
 gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char *path);
 
-/* Collective: the full state needed to continue bit for bit, written to path.tmp and renamed
- * over path only when complete. */
+/* Collective: the full state needed to continue bit for bit, written to path.tmp; when every
+ * rank has written its part, rank 0 renames the existing checkpoint to path.prev and path.tmp to
+ * path. */
 gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path);
+
+/* Collective: the effective configuration stored in a checkpoint (*text malloc'd, "" when the
+ * file records none). */
+gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **text);
+
+/* Compares two effective configurations as gf_config_dump writes them, key by key, numbers and
+ * vectors by value. Keys that may differ on a restart are ignored: Time.steps, Output.*,
+ * Statistics.*, Solver.max_iterations, Solver.tolerance, Solver.check_every and
+ * Domain.processes. *ndiff gets the number of other keys that differ (or are in one only), and
+ * *report (malloc'd, NULL if none) one line for each of the first twelve:
+ * "  Time.dt: 1e-4 in the checkpoint, 2e-4 now". */
+gf_status gf_io_compare_config(const char *stored, const char *current, char **report, int *ndiff);
 
 /* Collective: loads particles, warm-start impulses, step, time, ids and walls into a configured
  * simulation without particles. On the rank count and decomposition that wrote the file every
@@ -56,12 +73,24 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path);
 /* mkdir -p for one process (no MPI). */
 gf_status gf_io_mkdirs(const char *dir);
 
-/* Rank 0: the XDMF temporal collection of all snapshots written so far. */
+/* Rank 0: the XDMF temporal collection of the snapshots listed in `o`. */
 gf_status gf_io_write_xdmf(const gf_output *o);
+
+/* Collective: continues from the checkpoint `path`. Its stored configuration must match
+ * o->config_text (gf_io_compare_config): differences are an input error naming each key, or with
+ * `force` a warning. Then the checkpoint is read (gf_io_read_checkpoint), and the snapshot list
+ * rebuilt from the snapshot files in the output directory up to the checkpoint's step (later
+ * ones are the interrupted run's and are written again), so the XDMF file lists each step once,
+ * in order. */
+gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int force);
 
 /* After each step: snapshots and checkpoints on schedule, and on a signal or near the wall-time
  * limit a checkpoint followed by *stop = 1 (collective). */
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop);
+
+/* Collective, after the last step: a checkpoint of the final state (unless one was just written
+ * at this step), so that a finished run can be continued. */
+gf_status gf_output_finish(gf_output *o, gf_sim *sim);
 
 /* Set by the signal handler (SIGUSR1, SIGTERM); read at the end of a step. */
 void gf_output_request_checkpoint(void);

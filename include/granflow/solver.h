@@ -5,6 +5,8 @@
 #ifndef GRANFLOW_SOLVER_H
 #define GRANFLOW_SOLVER_H
 
+#include <stdint.h>
+
 #include "granflow/config.h"
 #include "granflow/contact.h"
 #include "granflow/contact_kernel.h"
@@ -14,36 +16,78 @@
 
 typedef enum { GF_MODEL_FRICTIONLESS, GF_MODEL_COULOMB, GF_MODEL_MAXDISS } gf_contact_model;
 
-/* Gauss-Seidel: each block sees the newest impulses of the others on the same rank (ranks are
- * coupled Jacobi-style). Jacobi: every block of a sweep sees the velocities of the sweep's start,
- * on every rank alike, so results do not depend on the decomposition (slower to converge). */
+/* Gauss-Seidel: each block sees the newest impulses of all others, also across ranks (see
+ * gf_solver_comm). Jacobi: every block of a sweep sees the velocities of the sweep's start, on
+ * every rank alike, so results do not depend on the decomposition (slower to converge). */
 typedef enum { GF_SWEEP_GAUSS_SEIDEL, GF_SWEEP_JACOBI } gf_sweep_mode;
 
+/* Stopping test. The quantity that converges is the body velocities (impulses need not: in a
+ * static frictional packing they are indeterminate and drift while the velocities stay put), so
+ * after every sweep k the solver measures
+ *     D_k = max over bodies of |dv| + R |dw|
+ * the largest change of a body's velocity at its surface (R its radius) during that sweep, and
+ * the contraction rho, the larger of D_k / D_(k-1) and the mean rate (D_k / D_(k-m))^(1/m) over
+ * the last m = min(k - 1, 10) sweeps. If the error keeps shrinking at that rate, the velocities
+ * are within E = D_k / (1 - rho) of the converged ones. The solve stops when
+ *     E <= tolerance * v_ref    (rho < 1)    or    D_k <= floor
+ * v_ref: the largest relative velocity at a contact of the free velocities (before any contact
+ * reaction), plus the penetration-recovery speed error_reduction * depth / dt; in a resting pile
+ * this is g * dt (the floor contact), in an impact the approach speed.
+ * floor: 1000 machine epsilons of the velocity scale of the step (v_ref, the bodies' free speeds
+ * and the velocity change a contact's impulse makes, A_nn |lambda|): changes at rounding level.
+ * Bodies at rest with zero impulses change by exactly 0 and stop after the first sweep.
+ * E is an estimate: a slow mode hidden under faster ones during the first sweeps (dense frictional
+ * packings) is not yet seen in rho, and E can then be smaller than the true error. */
 typedef struct {
     gf_contact_model model;
     gf_sweep_mode mode;
     long max_iterations;
-    double tolerance;       /* stop when max |d lambda| <= tolerance * max |lambda| over a sweep */
-    double relaxation;      /* weight of the block updates that couple ranks (Gauss-Seidel)
-                               or of every block update (Jacobi) */
+    long sweeps;            /* > 0: exactly this many sweeps, no stopping test and no reductions
+                               (benchmarking); max_iterations and tolerance are then unused */
+    double tolerance;       /* E <= tolerance * v_ref (above); 0: never stop early */
+    double relaxation;      /* weight of the updates of contacts with a particle owned by another
+                               rank (Gauss-Seidel), or of every update (Jacobi) */
     double error_reduction; /* epsilon in [0, 1]: share of a penetration removed per step */
-    long check_every;       /* sweeps between global convergence checks */
+    long check_every;       /* sweeps between stopping tests (each a global reduction of five
+                               numbers); D is measured after every sweep */
     int warm_start;         /* start from the previous step's impulses */
 } gf_solver_params;
 
-/* How the solver talks to other ranks (NULL members: serial). */
+/* How the solver talks to other ranks (NULL/0 members: serial).
+ *
+ * A Gauss-Seidel sweep is made the same on any number of ranks: contacts that touch no body
+ * another rank also updates ("interior") are swept first, on all ranks at once (they share no
+ * body); then the other ("boundary") contacts colour by colour: the ranks of colour c sweep
+ * theirs, and a synchronisation brings every copy of every body up to date before colour c + 1.
+ * Neighbouring ranks have different colours, so no body is updated by two ranks in one phase and
+ * each block sees the newest velocities, as on one rank. A sweep costs ncolors synchronisations
+ * (2 for cuts along one axis, 4 along two, 8 along three). */
 typedef struct {
     void *ctx;
-    /* After every sweep: ghost corrections to owners, owners' velocities back to ghosts. */
+    /* Ghost velocity changes to owners, owners' velocities back to ghosts. */
     gf_status (*sync)(void *ctx, gf_particles *p);
     /* Global maximum of n values. */
     gf_status (*max)(void *ctx, double *values, int n);
+    /* Per particle, the slot holding its velocity (copies of one body on this rank share one);
+     * NULL: every particle its own. Built for nslot particles (owned and ghosts). */
+    const int32_t *slot;
+    size_t nslot;
+    /* Per particle: another rank updates this body too. NULL: none. */
+    const uint8_t *shared;
+    int color, ncolors; /* this rank's colour, and how many (0 or 1: one phase) */
 } gf_solver_comm;
 
+/* The same on every rank. */
 typedef struct {
-    long iterations;
-    double residual;
+    long iterations; /* sweeps made */
+    /* 1: the stopping test passed; 0: it did not by max_iterations (with tolerance 0: the last
+     * sweep still changed the velocities by more than the floor); -1: no test was made (a fixed
+     * number of sweeps). */
     int converged;
+    double error;     /* E of the last test (m/s); D_k when the sweeps did not contract */
+    double reference; /* v_ref (m/s) */
+    double floor;     /* (m/s) */
+    double residual;  /* error / reference: compare with the tolerance (0 when error is 0) */
 } gf_solver_result;
 
 typedef struct {
@@ -53,14 +97,19 @@ typedef struct {
     double *A[6]; /* Delassus block per contact in its frame: nn, nt, no, tt, to, oo */
     size_t capdl;
     double *dl[3]; /* Jacobi: the pending impulse change of each contact */
+    size_t capo;
+    int32_t *s1, *s2; /* velocity slots of the bodies of each contact (s2 < 0: a wall) */
+    int32_t *order;   /* contacts, interior ones first */
+    size_t capv;
+    double *snap[6]; /* owned velocities before a measured sweep: v, w */
     size_t capb;
     double *iI[6]; /* world-frame inverse inertia per body: xx, xy, xz, yy, yz, zz */
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
 const char *gf_solver_model_name(gf_contact_model model);
-/*  Solver { model max_dissipation; mode gauss_seidel; max_iterations 100; tolerance 1e-6;
- *           relaxation 1; error_reduction 0.1; check_every 1; warm_start true; } */
+/*  Solver { model max_dissipation; mode gauss_seidel; max_iterations 100; tolerance 1e-3;
+ *           sweeps 0; relaxation 1; error_reduction 0.1; check_every 1; warm_start true; } */
 gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root);
 
 gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm);

@@ -14,6 +14,8 @@
 #include "granflow/error.h"
 #include "granflow/particles.h"
 
+/* The table is sorted by key (a, b) after every operation below, so that lookups are binary
+ * searches. */
 typedef struct {
     size_t n, cap;
     int64_t *a, *b; /* sorted by (a, b) */
@@ -26,10 +28,17 @@ void gf_warmstart_free(gf_warmstart *ws);
 gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_contacts *c);
 /* Sets c->lambda from the table (zero for new contacts); returns how many were found. */
 size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_contacts *c);
-/* Moves the entries whose first id is in `ids` (sorted ascending) into `out` (appended). */
+/* Moves the entries whose first id is in `ids` (sorted ascending) into `out`, which may already
+ * hold entries. */
 gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, gf_warmstart *out);
-/* Adds entries (keeping the table sorted). */
+/* Adds the entries of `in` (a linear merge of the two sorted tables). */
 gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in);
+/* Adds one entry at its place: O(1) when keys come in increasing order, O(n) otherwise (use
+ * gf_warmstart_insert for many entries in no particular order). */
 gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]);
+/* Adds n entries given as rows in any order, e.g. as read from a file: keys pair[2k], pair[2k+1],
+ * impulses impulse[3k .. 3k+2]. O(n log n). */
+gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair,
+                              const double *impulse);
 
 #endif

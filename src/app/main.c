@@ -24,7 +24,10 @@ static void usage(void) {
         "\n"
         "options:\n"
         "  --check      read and validate the configuration, print it, and stop\n"
-        "  --restart F  continue from the checkpoint F (same configuration; any rank count)\n"
+        "  --restart F  continue from the checkpoint F (any rank count); the configuration must\n"
+        "               match the checkpoint's except Time.steps, Output.*, Statistics.*,\n"
+        "               Solver.max_iterations/tolerance/check_every and Domain.processes\n"
+        "  --restart-force  continue even if other keys differ (a warning names them)\n"
         "  --dry-run    check the setup for --ranks N processes without running (memory estimate)\n"
         "  --ranks N    the rank count of a dry run (default: this job's)\n"
         "  --help       this text\n"
@@ -34,6 +37,7 @@ static void usage(void) {
 typedef struct {
     const char *config_path;
     const char *restart;
+    int restart_force;
     int dry_run;
     int dry_ranks;
     int check_only;
@@ -60,6 +64,8 @@ static gf_status parse_args(int argc, char **argv, options *o) {
             if (i + 1 >= argc || atoi(argv[i + 1]) < 1)
                 return GF_ERROR(GF_ERR_INPUT, "--ranks needs a positive number");
             o->dry_ranks = atoi(argv[++i]);
+        } else if (strcmp(a, "--restart-force") == 0) {
+            o->restart_force = 1;
         } else if (strcmp(a, "--restart") == 0) {
             if (i + 1 >= argc)
                 return GF_ERROR(GF_ERR_INPUT, "--restart needs a checkpoint file");
@@ -76,6 +82,8 @@ static gf_status parse_args(int argc, char **argv, options *o) {
     }
     if (!o->config_path && !o->help && !o->version)
         return GF_ERROR(GF_ERR_INPUT, "no configuration file given (see granflow --help)");
+    if (o->restart_force && !o->restart)
+        return GF_ERROR(GF_ERR_INPUT, "--restart-force needs --restart F");
     return GF_OK;
 }
 
@@ -188,7 +196,8 @@ int main(int argc, char **argv) {
         }
         free(eff);
         if (!failed && o.restart) {
-            failed = gf_par_conclude(&par, gf_io_read_checkpoint(&sim, o.restart), 1);
+            failed =
+                gf_par_conclude(&par, gf_output_restart(&out, &sim, o.restart, o.restart_force), 1);
             if (!failed)
                 gf_log_info("restarted from %s at step %ld (t = %.6e s)", o.restart, sim.step,
                             sim.time);
@@ -209,6 +218,8 @@ int main(int argc, char **argv) {
             failed = gf_par_conclude(&par, gf_stats_start(&stats, &sim, o.restart != NULL), 1);
             if (!failed)
                 failed = gf_par_conclude(&par, gf_sim_run(&sim, observe, &obs), 0);
+            if (!failed)
+                failed = gf_par_conclude(&par, gf_output_finish(&out, &sim), 0);
             if (!failed) {
                 gf_sim_print_summary(&sim);
                 gf_stats_finish(&stats, &sim);

@@ -15,6 +15,54 @@ static int attr(hid_t obj, const char *name, hid_t type, void *out) {
     return rc;
 }
 
+/* The rank groups: the dataset /particles/rank_offsets (files of earlier granflow versions have
+ * an attribute of that name), absent in files that do not record them. Returns 0 unless they
+ * are present but unreadable or inconsistent with the particle count. */
+static int read_rank_offsets(gf_snapshot *s, hid_t f) {
+    int nranks = 0;
+    if (attr(f, "rank_count", H5T_NATIVE_INT, &nranks) || nranks < 1)
+        return 0;
+    hid_t g = H5Gopen2(f, "/particles", H5P_DEFAULT);
+    if (g < 0)
+        return 0;
+    int rc = 0;
+    long long *offs = NULL;
+    hid_t d = H5Lexists(g, "rank_offsets", H5P_DEFAULT) > 0
+                  ? H5Dopen2(g, "rank_offsets", H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    hid_t a = d < 0 && H5Aexists(g, "rank_offsets") > 0 ? H5Aopen(g, "rank_offsets", H5P_DEFAULT)
+                                                        : H5I_INVALID_HID;
+    if (d >= 0 || a >= 0) {
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5Aget_space(a);
+        hssize_t n = H5Sget_simple_extent_npoints(sp);
+        H5Sclose(sp);
+        offs = n == nranks + 1 ? malloc((size_t)n * sizeof *offs) : NULL;
+        if (!offs)
+            rc = -1;
+        else if (d >= 0)
+            rc = H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, offs) < 0 ? -1 : 0;
+        else
+            rc = H5Aread(a, H5T_NATIVE_LLONG, offs) < 0 ? -1 : 0;
+        for (int r = 0; r < nranks && rc == 0; ++r)
+            if (offs[r] > offs[r + 1])
+                rc = -1;
+        if (rc == 0 && (offs[0] != 0 || offs[nranks] != s->count))
+            rc = -1;
+    }
+    if (d >= 0)
+        H5Dclose(d);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Gclose(g);
+    if (rc == 0 && offs) {
+        s->nranks = nranks;
+        s->rank_offsets = offs;
+    } else {
+        free(offs);
+    }
+    return rc;
+}
+
 int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize) {
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -85,6 +133,14 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
             return -1;
         }
     s->has_mass = H5Lexists(f, "/particles/mass", H5P_DEFAULT) > 0;
+    if (read_rank_offsets(s, f)) {
+        snprintf(err, errsize,
+                 "%s: /particles/rank_offsets does not match rank_count and particle_count "
+                 "(corrupt file?)",
+                 path);
+        gf_snapshot_close(s);
+        return -1;
+    }
     if (H5Lexists(f, "/contacts", H5P_DEFAULT) > 0 &&
         H5Lexists(f, "/contacts/gap", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/contacts/gap", H5P_DEFAULT);
@@ -103,6 +159,9 @@ void gf_snapshot_close(gf_snapshot *s) {
     if (s->hid > 0)
         H5Fclose((hid_t)s->hid);
     s->hid = 0;
+    free(s->rank_offsets);
+    s->rank_offsets = NULL;
+    s->nranks = 0;
 }
 
 static int read_rows(const gf_snapshot *s, const char *name, hid_t type, int ncols, long long first,

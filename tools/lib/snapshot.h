@@ -15,6 +15,10 @@ typedef struct {
     int has_contacts, has_mass; /* mass: files before granflow 0.1 lack it */
     long long ncontacts;
     long long chunk; /* rows read at once */
+    /* The rank groups of the rows: rows of rank r are rank_offsets[r] .. rank_offsets[r+1]-1,
+     * sorted by id in a snapshot (nranks + 1 values; NULL and 0 if the file records none). */
+    int nranks;
+    long long *rank_offsets;
 } gf_snapshot;
 
 /* Rows per chunk unless the environment variable GF_CHUNK_ROWS says otherwise: 1e6 particles are
@@ -29,8 +33,9 @@ typedef struct {
     double *mass; /* NULL if the file has no masses */
 } gf_chunk;
 
-/* Opens and checks a snapshot (or checkpoint); err gets a message on failure. Returns 0 on
- * success. */
+/* Opens and checks a snapshot (or checkpoint), with its rank groups (the dataset
+ * /particles/rank_offsets, or the attribute of that name in files of earlier versions); err gets
+ * a message on failure. Returns 0 on success. */
 int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize);
 void gf_snapshot_close(gf_snapshot *s);
 /* Reads rows first .. first + n - 1 into c (allocating); returns 0 on success. */

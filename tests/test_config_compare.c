@@ -1,0 +1,154 @@
+/* The restart's configuration check (issue 11) on hand-written effective configurations: which
+ * keys count, how values compare, and how differences are named. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/io.h"
+#include "test_util.h"
+
+static const char *stored = "Domain {\n"
+                            "    min < 0, 0, 0 >;\n"
+                            "    max < 0.10000000000000001, 0.10000000000000001, 0.2 >;\n"
+                            "    processes < 0, 0, 0 >; // default\n"
+                            "    Wall {\n"
+                            "        point < 0, 0, 0 >;\n"
+                            "        normal < 0, 0, 1 >;\n"
+                            "    }\n"
+                            "}\n"
+                            "Materials {\n"
+                            "    friction 0.4;\n"
+                            "    Material {\n"
+                            "        name glass;\n"
+                            "        density 2650;\n"
+                            "    }\n"
+                            "    Material {\n"
+                            "        name steel;\n"
+                            "        density 7850;\n"
+                            "    }\n"
+                            "}\n"
+                            "Time {\n"
+                            "    dt 1e-4;\n"
+                            "    steps 3000;\n"
+                            "}\n"
+                            "Solver {\n"
+                            "    model max_dissipation;\n"
+                            "    max_iterations 50;\n"
+                            "    tolerance 1e-5;\n"
+                            "    error_reduction 0.10000000000000001; // default\n"
+                            "}\n"
+                            "Output {\n"
+                            "    directory \"out; a \\\"b\\\"\";\n"
+                            "    progress_every 250;\n"
+                            "}\n";
+
+/* `current` is `stored` with the replacements from[k] -> to[k]. */
+static char *edited(const char *const *from, const char *const *to, int n) {
+    char *s = strdup(stored);
+    for (int k = 0; k < n; ++k) {
+        char *at = strstr(s, from[k]);
+        assert_non_null(at);
+        size_t lf = strlen(from[k]), lt = strlen(to[k]), rest = strlen(at + lf);
+        char *t = malloc(strlen(s) - lf + lt + 1);
+        memcpy(t, s, (size_t)(at - s));
+        memcpy(t + (at - s), to[k], lt);
+        memcpy(t + (at - s) + lt, at + lf, rest + 1);
+        free(s);
+        s = t;
+    }
+    return s;
+}
+
+static int compare(const char *current, char **report) {
+    int n = -1;
+    GF_ASSERT_OK(gf_io_compare_config(stored, current, report, &n));
+    return n;
+}
+
+static void test_same_and_equivalent(void **state) {
+    (void)state;
+    char *report = NULL;
+    assert_int_equal(compare(stored, &report), 0);
+    assert_null(report);
+    /* The same numbers written otherwise, keys that may differ, comments. */
+    const char *from[] = {"dt 1e-4;",
+                          "max < 0.10000000000000001, 0.10000000000000001, 0.2 >",
+                          "steps 3000;",
+                          "max_iterations 50;",
+                          "tolerance 1e-5;",
+                          "processes < 0, 0, 0 >; // default",
+                          "directory \"out; a \\\"b\\\"\";",
+                          "progress_every 250;",
+                          "error_reduction 0.10000000000000001; // default"};
+    const char *to[] = {"dt 0.0001;",
+                        "max < 0.1, 0.1, 2e-1 >",
+                        "steps 9000;",
+                        "max_iterations 500;",
+                        "tolerance 1e-9;",
+                        "processes < 2, 2, 1 >;",
+                        "directory \"elsewhere\";",
+                        "progress_every 1;",
+                        "error_reduction 0.1;"};
+    char *cur = edited(from, to, 9);
+    assert_int_equal(compare(cur, &report), 0);
+    free(cur);
+}
+
+static void test_differences_named(void **state) {
+    (void)state;
+    const char *from[] = {"dt 1e-4;", "density 7850;", "model max_dissipation;",
+                          "normal < 0, 0, 1 >;"};
+    const char *to[] = {"dt 2e-4;", "density 7800;", "model coulomb;", "normal < 0, 0, -1 >;"};
+    char *cur = edited(from, to, 4), *report = NULL;
+    assert_int_equal(compare(cur, &report), 4);
+    const char *lines[] = {"  Time.dt: 1e-4 in the checkpoint, 2e-4 now",
+                           "  Materials.Material[2].density: 7850 in the checkpoint, 7800 now",
+                           "  Solver.model: max_dissipation in the checkpoint, coulomb now",
+                           "  Domain.Wall.normal: < 0, 0, 1 > in the checkpoint, < 0, 0, -1 > now"};
+    for (size_t k = 0; k < 4; ++k)
+        if (!strstr(report, lines[k]))
+            fail_msg("the report lacks '%s':\n%s", lines[k], report);
+    free(report);
+    free(cur);
+}
+
+/* A block or key in one configuration only, and a long list of differences. */
+static void test_absent_and_many(void **state) {
+    (void)state;
+    char *cur = malloc(strlen(stored) + 128), *report = NULL;
+    strcpy(cur, stored);
+    strcat(cur, "Inflow {\n    speed 1;\n}\n");
+    const char *from[] = {"    friction 0.4;\n"};
+    const char *to[] = {""};
+    assert_int_equal(compare(cur, &report), 1);
+    assert_non_null(strstr(report, "  Inflow.speed: absent in the checkpoint, 1 now"));
+    free(report);
+    free(cur);
+    cur = edited(from, to, 1);
+    assert_int_equal(compare(cur, &report), 1);
+    assert_non_null(strstr(report, "  Materials.friction: 0.4 in the checkpoint, absent now"));
+    free(report);
+    free(cur);
+    /* Twenty new keys: twelve named, then the count. */
+    cur = malloc(strlen(stored) + 2048);
+    strcpy(cur, stored);
+    strcat(cur, "Physics {\n");
+    for (int k = 0; k < 20; ++k)
+        sprintf(cur + strlen(cur), "    k%02d %d;\n", k, k);
+    strcat(cur, "}\n");
+    assert_int_equal(compare(cur, &report), 20);
+    assert_non_null(strstr(report, "Physics.k11: absent in the checkpoint, 11 now"));
+    assert_null(strstr(report, "Physics.k12"));
+    assert_non_null(strstr(report, "  and 8 more"));
+    free(report);
+    free(cur);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_and_equivalent),
+        cmocka_unit_test(test_differences_named),
+        cmocka_unit_test(test_absent_and_many),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

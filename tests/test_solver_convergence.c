@@ -1,0 +1,389 @@
+/* The solver's stopping test (issue 11): resting and impact cases stop early at the stated
+ * accuracy (velocities within tolerance * v_ref of the closed form), a step that runs out of
+ * sweeps says so, tolerance 0 never stops early, and a fixed sweep count makes exactly that many
+ * sweeps without a single global reduction. And the rank colouring behind parallel Gauss-Seidel
+ * sweeps. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/exchange.h"
+#include "granflow/log.h"
+#include "granflow/sim.h"
+#include "test_util.h"
+
+static void make_sim(gf_sim *sim, gf_contact_model model, double mu, double tolerance,
+                     long max_iterations, int warm, double dt, double g) {
+    GF_ASSERT_OK(gf_sim_init(sim, NULL));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.model = model;
+    prm.tolerance = tolerance;
+    prm.max_iterations = max_iterations;
+    prm.warm_start = warm;
+    GF_ASSERT_OK(gf_sim_set_solver(sim, &prm));
+    GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, mu));
+    sim->dt = dt;
+    sim->gravity[2] = -g;
+}
+
+static double add_sphere(gf_sim *sim, int64_t id, double x, double y, double z, double r,
+                         double vx) {
+    gf_particle rec;
+    const double c[3] = {x, y, z};
+    gf_particle_make_sphere(&rec, id, c, r, 1000.0, 0);
+    rec.v[0] = vx;
+    GF_ASSERT_OK(gf_particles_add(&sim->particles, &rec));
+    sim->expected_particles++;
+    return 1.0 / rec.inv_mass;
+}
+
+static void add_floor(gf_sim *sim) {
+    const double p[3] = {0, 0, 0}, n[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&sim->walls, p, n, NULL, 0));
+}
+
+/* The largest |v - want| + R |w| over all particles (want along x). */
+static double velocity_error(const gf_sim *sim, double want_x) {
+    const gf_particles *p = &sim->particles;
+    double e = 0.0;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        double dv = hypot(hypot(p->v[0][i] - want_x, p->v[1][i]), p->v[2][i]);
+        double dw = hypot(hypot(p->w[0][i], p->w[1][i]), p->w[2][i]);
+        e = fmax(e, dv + p->radius[i] * dw);
+    }
+    return e;
+}
+
+/* Two touching spheres at rest without gravity: every impulse is exactly zero, nothing changes,
+ * and the solve stops after its first sweep. A sphere resting on the floor stops after two: the
+ * first solves its single contact exactly, the second changes nothing. */
+static void test_resting_pair(void **state) {
+    (void)state;
+    gf_sim sim;
+    make_sim(&sim, GF_MODEL_MAXDISS, 0.5, 1e-6, 100, 1, 1e-3, 0.0);
+    sim.margin_tolerance = 0.0025;
+    add_sphere(&sim, 0, 0.0, 0.0, 0.0, 0.05, 0.0);
+    add_sphere(&sim, 1, 0.1, 0.0, 0.0, 0.05, 0.0);
+    for (int s = 0; s < 5; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        assert_int_equal(sim.contacts.count, 1);
+        assert_int_equal(sim.last_solve.converged, 1);
+        assert_int_equal(sim.last_solve.iterations, 1);
+        assert_true(sim.contacts.lambda[0][0] == 0.0);
+        assert_true(velocity_error(&sim, 0.0) == 0.0);
+    }
+    gf_sim_free(&sim);
+
+    const double g = 9.81, dt = 1e-3, tol = 1e-6;
+    make_sim(&sim, GF_MODEL_MAXDISS, 0.5, tol, 100, 0, dt, g);
+    sim.margin_tolerance = 0.0025;
+    add_floor(&sim);
+    double m = add_sphere(&sim, 0, 0.0, 0.0, 0.05, 0.05, 0.0);
+    GF_ASSERT_OK(gf_sim_step(&sim));
+    assert_int_equal(sim.last_solve.converged, 1);
+    assert_true(sim.last_solve.iterations <= 2);
+    GF_ASSERT_NEAR(sim.last_solve.reference, g * dt, 1e-12 * g * dt);
+    assert_true(velocity_error(&sim, 0.0) <= tol * g * dt);
+    GF_ASSERT_NEAR(sim.contacts.lambda[0][0], m * g * dt, m * tol * g * dt);
+    gf_sim_free(&sim);
+}
+
+/* A column of ten spheres resting on the floor, cold-started: the closed form has every contact
+ * loaded and closing exactly its gap term (gap / dt, of a penetration error_reduction * gap / dt;
+ * both round-off at first, then whatever the earlier steps' errors left), so sphere k moves up at
+ * the sum of the terms of the contacts below it, and the contact below sphere k carries the
+ * weight of spheres k .. 9 over the step plus their momentum. Each step must stop with the
+ * velocities within tolerance * v_ref of it, where v_ref = g dt (the floor contact's free approach
+ * speed). Warm-started steps take a few sweeps (more when the chain's slowest mode, which decays
+ * by only 2.5 % a sweep, is excited to near the tolerance), against hundreds cold. */
+static void test_resting_stack(void **state) {
+    (void)state;
+    enum { N = 10 };
+    const double r = 0.05, g = 9.81, dt = 1e-3;
+    const gf_contact_model models[] = {GF_MODEL_FRICTIONLESS, GF_MODEL_MAXDISS};
+    for (int run = 0; run < 4; ++run) {
+        int mi = run % 2;
+        double tol = run < 2 ? 1e-3 : 1e-6;
+        long warm_sweeps = 0, cold_sweeps = 0;
+        gf_sim sim;
+        make_sim(&sim, models[mi], 0.5, tol, 5000, 1, dt, g);
+        sim.margin_tolerance = 0.05 * r;
+        add_floor(&sim);
+        double m = 0.0;
+        for (int k = 0; k < N; ++k)
+            m = add_sphere(&sim, k, 0.0, 0.0, r + 2 * r * k, r, 0.0);
+        const double eps = sim.solver_params.error_reduction;
+        for (int s = 0; s < 20; ++s) {
+            GF_ASSERT_OK(gf_sim_step(&sim));
+            const gf_solver_result *res = &sim.last_solve;
+            if (res->converged != 1 || res->iterations >= 5000)
+                fail_msg("step %d: %ld sweeps, not converged (residual %g)", s, res->iterations,
+                         res->residual);
+            GF_ASSERT_NEAR(res->reference, g * dt, 1e-6 * g * dt);
+            /* Per sphere: the gap term and load of the contact below it. */
+            double term[N] = {0}, load[N] = {0};
+            for (size_t j = 0; j < sim.contacts.count; ++j) {
+                int64_t ia = sim.contacts.id1[j], ib = sim.contacts.id2[j];
+                if (ib >= 0 && llabs(ia - ib) != 1)
+                    continue; /* speculative pairs further apart */
+                int64_t upper = ib < 0 ? ia : (ia > ib ? ia : ib);
+                double gap = sim.contacts.gap[j];
+                term[upper] = (gap < 0.0 ? eps : 1.0) * gap / dt;
+                load[upper] += sim.contacts.lambda[0][j];
+            }
+            double want[N], err = 0.0;
+            for (int k = 0; k < N; ++k)
+                want[k] = (k > 0 ? want[k - 1] : 0.0) - term[k];
+            const gf_particles *p = &sim.particles;
+            for (size_t i = 0; i < p->n_local; ++i) {
+                double dv = hypot(hypot(p->v[0][i], p->v[1][i]), p->v[2][i] - want[p->id[i]]);
+                double dw = hypot(hypot(p->w[0][i], p->w[1][i]), p->w[2][i]);
+                err = fmax(err, dv + r * dw);
+            }
+            if (err > tol * g * dt)
+                fail_msg("%s, step %d: stopped after %ld sweeps with velocities %g m/s from the "
+                         "closed form, more than tolerance * g dt = %g (estimated %g)",
+                         gf_solver_model_name(models[mi]), s, res->iterations, err, tol * g * dt,
+                         res->error);
+            if (s == 0)
+                cold_sweeps = res->iterations;
+            if (s >= 2)
+                warm_sweeps += res->iterations;
+            if (s >= 2 && res->iterations > 50)
+                fail_msg("warm-started step %d took %ld sweeps", s, res->iterations);
+            /* Momentum of spheres k .. N-1: load - weight * dt = sum of m v, each within err. */
+            for (int k = 0; k < N; ++k) {
+                double above = 0.0;
+                for (int i = k; i < N; ++i)
+                    above += m * want[i];
+                GF_ASSERT_NEAR(load[k], (N - k) * m * g * dt + above, (N - k) * m * tol * g * dt);
+            }
+        }
+        if (warm_sweeps > 10 * 18 || cold_sweeps < 100)
+            fail_msg("tolerance %g: %ld sweeps cold, %ld in the 18 warm-started steps", tol,
+                     cold_sweeps, warm_sweeps);
+        gf_sim_free(&sim);
+    }
+}
+
+/* Ten touching spheres in a row, the first moving into the others at v0: the perfectly
+ * inelastic closed form moves all ten at v0 / 10 after the step, momentum unchanged. The solve
+ * converges before max_iterations, within tolerance * v0 (v_ref is the approach speed v0). With
+ * too few sweeps it ends unconverged and says so. */
+static void test_chain_impact(void **state) {
+    (void)state;
+    const int N = 10;
+    const double r = 0.01, v0 = 1.0;
+    const gf_contact_model models[] = {GF_MODEL_FRICTIONLESS, GF_MODEL_MAXDISS};
+    const double tols[] = {1e-3, 1e-6, 1e-9};
+    for (int mi = 0; mi < 2; ++mi)
+        for (int ti = 0; ti < 3; ++ti) {
+            gf_sim sim;
+            make_sim(&sim, models[mi], 0.5, tols[ti], 1000, 0, 1e-4, 0.0);
+            sim.margin_tolerance = 0.05 * r;
+            double m = 0.0;
+            for (int k = 0; k < N; ++k)
+                m = add_sphere(&sim, k, 2 * r * k, 0.0, 0.0, r, k == 0 ? v0 : 0.0);
+            GF_ASSERT_OK(gf_sim_step(&sim));
+            const gf_solver_result *res = &sim.last_solve;
+            assert_int_equal(sim.contacts.count, N - 1);
+            if (res->converged != 1 || res->iterations >= 1000)
+                fail_msg("tolerance %g: %ld sweeps, not converged", tols[ti], res->iterations);
+            GF_ASSERT_NEAR(res->reference, v0, 1e-12);
+            double err = velocity_error(&sim, v0 / N);
+            if (err > tols[ti] * v0)
+                fail_msg("%s, tolerance %g: stopped after %ld sweeps %g m/s from v0/N "
+                         "(estimated %g)",
+                         gf_solver_model_name(models[mi]), tols[ti], res->iterations, err,
+                         res->error);
+            double p = 0.0;
+            for (size_t i = 0; i < sim.particles.n_local; ++i)
+                p += m * sim.particles.v[0][i];
+            GF_ASSERT_NEAR(p, m * v0, 1e-12 * m * v0);
+            gf_sim_free(&sim);
+        }
+    /* Five sweeps cannot carry the impulse down the chain. */
+    gf_sim sim;
+    make_sim(&sim, GF_MODEL_FRICTIONLESS, 0.0, 1e-6, 5, 0, 1e-4, 0.0);
+    sim.margin_tolerance = 0.05 * r;
+    for (int k = 0; k < N; ++k)
+        add_sphere(&sim, k, 2 * r * k, 0.0, 0.0, r, k == 0 ? v0 : 0.0);
+    GF_ASSERT_OK(gf_sim_step(&sim));
+    assert_int_equal(sim.last_solve.iterations, 5);
+    assert_int_equal(sim.last_solve.converged, 0);
+    assert_true(sim.last_solve.residual > 1e-6);
+    assert_true(velocity_error(&sim, v0 / N) > 1e-6 * v0);
+    gf_sim_free(&sim);
+}
+
+/* Counting stand-ins for the communication of a parallel solve. */
+typedef struct {
+    int syncs, maxes;
+} counts;
+
+static gf_status count_sync(void *ctx, gf_particles *p) {
+    (void)p;
+    ((counts *)ctx)->syncs++;
+    return GF_OK;
+}
+
+static gf_status count_max(void *ctx, double *values, int n) {
+    (void)values;
+    (void)n;
+    ((counts *)ctx)->maxes++;
+    return GF_OK;
+}
+
+/* Solves one step of the resting pair (all impulses zero) or the chain impact directly, with
+ * the communication counted. */
+static gf_solver_result solve_counted(int chain, const gf_solver_params *prm, counts *n) {
+    gf_particles p;
+    gf_particles_init(&p);
+    gf_walls w;
+    gf_walls_init(&w);
+    gf_materials mat;
+    gf_materials_init(&mat);
+    int count = chain ? 10 : 2;
+    for (int k = 0; k < count; ++k) {
+        gf_particle rec;
+        const double c[3] = {0.02 * k, 0, 0};
+        gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
+        rec.v[0] = chain && k == 0 ? 1.0 : 0.0;
+        GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    }
+    gf_contacts c;
+    gf_contacts_init(&c);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 1e-4, &lc, &c));
+    assert_int_equal(c.count, count - 1);
+    gf_solver s;
+    GF_ASSERT_OK(gf_solver_init(&s, prm));
+    GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
+    memset(n, 0, sizeof *n);
+    gf_solver_comm comm = {.ctx = n, .sync = count_sync, .max = count_max};
+    gf_solver_result res;
+    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, 1e-4, &comm, &res));
+    gf_solver_free(&s);
+    gf_linkcells_free(&lc);
+    gf_contacts_free(&c);
+    gf_particles_free(&p);
+    return res;
+}
+
+/* tolerance 0 never stops early, not even when nothing changes; a fixed sweep count makes exactly
+ * that many sweeps with one synchronisation each (plus the one after the warm start) and no
+ * global reduction; otherwise one reduction every check_every sweeps. */
+static void test_sweep_counts(void **state) {
+    (void)state;
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    counts n;
+    prm.tolerance = 0.0;
+    prm.max_iterations = 37;
+    gf_solver_result res = solve_counted(0, &prm, &n);
+    assert_int_equal(res.iterations, 37);
+    assert_int_equal(res.converged, 1); /* unchanged to the last bit */
+    assert_int_equal(n.syncs, 38);
+    assert_int_equal(n.maxes, 1);
+    res = solve_counted(1, &prm, &n);
+    assert_int_equal(res.iterations, 37);
+    assert_int_equal(res.converged, 0); /* the chain needs more */
+
+    prm.tolerance = 1e-3;
+    prm.sweeps = 7;
+    for (int chain = 0; chain < 2; ++chain) {
+        res = solve_counted(chain, &prm, &n);
+        assert_int_equal(res.iterations, 7);
+        assert_int_equal(res.converged, -1);
+        assert_int_equal(n.syncs, 8);
+        assert_int_equal(n.maxes, 0);
+    }
+
+    prm.sweeps = 0;
+    prm.max_iterations = 1000;
+    prm.tolerance = 1e-6;
+    prm.check_every = 4;
+    res = solve_counted(1, &prm, &n);
+    assert_int_equal(res.converged, 1);
+    assert_int_equal(res.iterations % 4, 0);
+    assert_int_equal(n.maxes, res.iterations / 4);
+    res = solve_counted(0, &prm, &n);
+    assert_int_equal(res.converged, 1);
+    assert_int_equal(res.iterations, 4);
+    assert_int_equal(n.maxes, 1);
+}
+
+/* Solver.sweeps is read and checked like the other keys. */
+static void test_configure_sweeps(void **state) {
+    (void)state;
+    const char *text = "Solver { sweeps 25; tolerance 0; }";
+    gf_config *cfg;
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "test", &cfg));
+    gf_solver_params prm;
+    GF_ASSERT_OK(gf_solver_configure(&prm, gf_config_root(cfg)));
+    assert_int_equal(prm.sweeps, 25);
+    assert_true(prm.tolerance == 0.0);
+    gf_config_destroy(cfg);
+    const char *bad = "Solver { sweeps -1; }";
+    GF_ASSERT_OK(gf_config_parse(bad, strlen(bad), "test", &cfg));
+    assert_int_not_equal(gf_solver_configure(&prm, gf_config_root(cfg)), GF_OK);
+    gf_config_destroy(cfg);
+}
+
+/* Rank colours (the phases of a parallel Gauss-Seidel sweep): no two neighbouring cells of the
+ * 3x3x3 neighbourhood, across periodic boundaries included, share a colour, and the colours
+ * number 2 per cut axis (3 along an odd periodic one). */
+static void test_rank_colors(void **state) {
+    (void)state;
+    const int shapes[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 1, 2}, {2, 2, 1}, {2, 2, 2},
+                             {3, 1, 1}, {3, 2, 1}, {5, 3, 4}, {4, 4, 4}, {7, 1, 3}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
+        for (int per = 0; per < 8; ++per) {
+            const int *dims = shapes[si];
+            const int periodic[3] = {per & 1, (per >> 1) & 1, (per >> 2) & 1};
+            int want = 1;
+            for (int a = 0; a < 3; ++a)
+                want *= dims[a] == 1 ? 1 : (periodic[a] && dims[a] % 2 ? 3 : 2);
+            for (int z = 0; z < dims[2]; ++z)
+                for (int y = 0; y < dims[1]; ++y)
+                    for (int x = 0; x < dims[0]; ++x) {
+                        const int c[3] = {x, y, z};
+                        int n;
+                        int col = gf_exchange_color(dims, periodic, c, &n);
+                        assert_int_equal(n, want);
+                        assert_true(col >= 0 && col < n);
+                        for (int d = 1; d < 27; ++d) {
+                            int o[3] = {d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1}, q[3], inside = 1;
+                            if (d == 13)
+                                continue; /* the cell itself */
+                            for (int a = 0; a < 3; ++a) {
+                                q[a] = c[a] + o[a];
+                                if (periodic[a])
+                                    q[a] = (q[a] + dims[a]) % dims[a];
+                                inside &= q[a] >= 0 && q[a] < dims[a];
+                            }
+                            if (!inside || (q[0] == x && q[1] == y && q[2] == z))
+                                continue;
+                            int nq;
+                            if (gf_exchange_color(dims, periodic, q, &nq) == col)
+                                fail_msg("%d x %d x %d (periodic %d %d %d): cells (%d %d %d) and "
+                                         "(%d %d %d) are neighbours of colour %d",
+                                         dims[0], dims[1], dims[2], periodic[0], periodic[1],
+                                         periodic[2], x, y, z, q[0], q[1], q[2], col);
+                        }
+                    }
+        }
+}
+
+int main(void) {
+    gf_log_set_quiet(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resting_pair),     cmocka_unit_test(test_resting_stack),
+        cmocka_unit_test(test_chain_impact),     cmocka_unit_test(test_sweep_counts),
+        cmocka_unit_test(test_configure_sweeps), cmocka_unit_test(test_rank_colors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,187 @@
+/* The warm-start table keeps its invariant, sorted by key, through every operation that builds
+ * it (issue 11): entries appended in any order, taken into a table that already holds entries,
+ * merged, and added in bulk as rows from a file. A table that is not sorted makes the binary
+ * search miss entries, so each check is also a lookup of every expected key. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/warmstart.h"
+#include "test_util.h"
+
+/* A reference entry: the key and an impulse that encodes it, so a mixed-up row shows. */
+typedef struct {
+    int64_t a, b;
+} key;
+
+static void impulse_of(key k, double l[3]) {
+    l[0] = (double)k.a + 0.25;
+    l[1] = (double)k.b - 0.5;
+    l[2] = (double)(k.a * 7 + k.b);
+}
+
+static int cmp_key(const void *x, const void *y) {
+    const key *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : (p->b > q->b);
+}
+
+/* Binary search, as the solver looks entries up. */
+static long lookup(const gf_warmstart *ws, key k) {
+    size_t lo = 0, hi = ws->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ws->a[mid] < k.a || (ws->a[mid] == k.a && ws->b[mid] < k.b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ws->n && ws->a[lo] == k.a && ws->b[lo] == k.b ? (long)lo : -1;
+}
+
+/* The table holds exactly the keys `want` (any order), strictly sorted, each with its impulse
+ * and found by binary search. */
+static void assert_table(const gf_warmstart *ws, key *want, size_t n) {
+    assert_int_equal(ws->n, n);
+    for (size_t i = 1; i < ws->n; ++i)
+        if (!(ws->a[i - 1] < ws->a[i] || (ws->a[i - 1] == ws->a[i] && ws->b[i - 1] < ws->b[i])))
+            fail_msg("entries %zu and %zu out of order: (%lld, %lld) then (%lld, %lld)", i - 1, i,
+                     (long long)ws->a[i - 1], (long long)ws->b[i - 1], (long long)ws->a[i],
+                     (long long)ws->b[i]);
+    qsort(want, n, sizeof *want, cmp_key);
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+        long k = lookup(ws, want[i]);
+        if (k < 0)
+            continue;
+        double l[3];
+        impulse_of(want[i], l);
+        for (int d = 0; d < 3; ++d)
+            assert_true(ws->l[d][k] == l[d]);
+        found++;
+    }
+    if (found != n)
+        fail_msg("binary search finds %zu of %zu entries", found, n);
+}
+
+/* n distinct keys in a scrambled order: particle pairs and particle-wall keys. */
+static key *scrambled_keys(size_t n, uint64_t seed) {
+    key *k = malloc(n * sizeof *k);
+    for (size_t i = 0; i < n; ++i) {
+        k[i].a = (int64_t)(i / 3);
+        k[i].b = i % 3 == 2 ? -1 - (int64_t)(i % 5) : (int64_t)(i / 3 + 1 + i % 3);
+    }
+    for (size_t i = n; i > 1; --i) {
+        size_t j = (size_t)gf_test_uniform(&seed, 0, (double)i);
+        key t = k[i - 1];
+        k[i - 1] = k[j];
+        k[j] = t;
+    }
+    return k;
+}
+
+static void add(gf_warmstart *ws, key k) {
+    double l[3];
+    impulse_of(k, l);
+    GF_ASSERT_OK(gf_warmstart_append(ws, k.a, k.b, l));
+}
+
+static void test_append_any_order(void **state) {
+    (void)state;
+    const size_t n = 512;
+    key *k = scrambled_keys(n, 11);
+    gf_warmstart ws;
+    gf_warmstart_init(&ws);
+    for (size_t i = 0; i < n; ++i)
+        add(&ws, k[i]);
+    assert_table(&ws, k, n);
+    gf_warmstart_free(&ws);
+    free(k);
+}
+
+/* Rows grouped by the rank that wrote them, each group sorted: what a checkpoint holds. */
+static void test_insert_rows_of_a_file(void **state) {
+    (void)state;
+    const size_t n = 512, groups = 4;
+    key *k = scrambled_keys(n, 5);
+    /* Each group sorted on its own, the groups in file order. */
+    for (size_t g = 0; g < groups; ++g)
+        qsort(k + g * n / groups, n / groups, sizeof *k, cmp_key);
+    int64_t *pair = malloc(2 * n * sizeof *pair);
+    double *imp = malloc(3 * n * sizeof *imp);
+    for (size_t i = 0; i < n; ++i) {
+        pair[2 * i] = k[i].a;
+        pair[2 * i + 1] = k[i].b;
+        impulse_of(k[i], imp + 3 * i);
+    }
+    gf_warmstart ws;
+    gf_warmstart_init(&ws);
+    /* Added in two calls, the second into a table that already holds entries. */
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n / 2, pair, imp));
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n - n / 2, pair + n, imp + 3 * (n / 2)));
+    assert_table(&ws, k, n);
+    gf_warmstart_free(&ws);
+    free(pair);
+    free(imp);
+    free(k);
+}
+
+/* Entries taken into a table that already holds some (as when entries of particles from two
+ * neighbours arrive), and the rest left behind, both sorted. */
+static void test_take_and_merge(void **state) {
+    (void)state;
+    const size_t n = 300;
+    key *k = scrambled_keys(n, 7);
+    gf_warmstart src, out, extra;
+    gf_warmstart_init(&src);
+    gf_warmstart_init(&out);
+    gf_warmstart_init(&extra);
+    /* Entries of first ids 0, 3, 6, ... go to `out`, which starts with keys of other first ids
+     * interleaved with them. */
+    key *taken = malloc(2 * n * sizeof *taken), *kept = malloc(n * sizeof *kept);
+    size_t ntaken = 0, nkept = 0;
+    int64_t ids[200];
+    size_t nids = 0;
+    for (int64_t a = 0; a < (int64_t)(n / 3); a += 3)
+        ids[nids++] = a;
+    for (size_t i = 0; i < n; ++i) {
+        add(&src, k[i]);
+        if (k[i].a % 3 == 0)
+            taken[ntaken++] = k[i];
+        else
+            kept[nkept++] = k[i];
+    }
+    for (int64_t a = 1; a < (int64_t)(n / 3); a += 3) {
+        key e = {a, 1000 + a};
+        add(&out, e);
+        taken[ntaken++] = e;
+    }
+    GF_ASSERT_OK(gf_warmstart_take(&src, ids, nids, &out));
+    assert_table(&src, kept, nkept);
+    assert_table(&out, taken, ntaken);
+    /* Merging back restores the union. */
+    for (int64_t a = 2; a < 40; a += 3) {
+        key e = {a, 2000 + a};
+        add(&extra, e);
+        kept[nkept++] = e;
+    }
+    GF_ASSERT_OK(gf_warmstart_merge(&src, &extra));
+    assert_table(&src, kept, nkept);
+    gf_warmstart_free(&src);
+    gf_warmstart_free(&out);
+    gf_warmstart_free(&extra);
+    free(taken);
+    free(kept);
+    free(k);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_any_order),
+        cmocka_unit_test(test_insert_rows_of_a_file),
+        cmocka_unit_test(test_take_and_merge),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
