@@ -202,6 +202,20 @@ static void attr_string(h5file *f, hid_t obj, const char *name, const char *valu
     H5Tclose(t);
 }
 
+/* The memory space of this rank's n rows, and their place in the file space: an empty selection
+ * for a rank without rows, which still takes part in the collective transfer. */
+static hid_t select_rows(hid_t fspace, int rank, size_t offset, size_t n, int ncols) {
+    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
+    hid_t mspace = H5Screate_simple(rank, count, NULL);
+    if (n == 0) {
+        H5Sselect_none(fspace);
+        H5Sselect_none(mspace);
+    } else {
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    }
+    return mspace;
+}
+
 /* Collective: writes a (global_n x ncols) dataset whose rows offset .. offset + n - 1 come from
  * this rank, and agrees on the outcome. */
 static void dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int ncols, size_t n,
@@ -218,15 +232,7 @@ static void dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int n
         H5_FAIL(f, "creating dataset '%s' in '%s' failed", name, f->path);
     /* The write is collective: every rank has the dataset, or none writes. */
     if (h5_agree(f) == GF_OK) {
-        hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
-        hid_t mspace = H5Screate_simple(rank, count, NULL);
-        if (n == 0) {
-            /* Ranks without rows still take part in the collective write. */
-            H5Sselect_none(fspace);
-            H5Sselect_none(mspace);
-        } else {
-            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
-        }
+        hid_t mspace = select_rows(fspace, rank, offset, n, ncols);
         /* An empty dataset has nothing to write (and HDF5 refuses the selection). */
         if (global_n > 0 && H5Dwrite(d, type, mspace, fspace, f->dxpl, buf) < 0)
             H5_FAIL(f, "writing dataset '%s' to '%s' failed", name, f->path);
@@ -267,14 +273,7 @@ static void dset_read(h5file *f, hid_t loc, const char *name, hid_t type, int nc
     }
     /* The read is collective: every rank found the dataset as expected, or none reads. */
     if (h5_agree(f) == GF_OK) {
-        hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
-        hid_t mspace = H5Screate_simple(rank, count, NULL);
-        if (n == 0) {
-            H5Sselect_none(fspace);
-            H5Sselect_none(mspace);
-        } else {
-            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
-        }
+        hid_t mspace = select_rows(fspace, rank, offset, n, ncols);
         if (global_n > 0 && H5Dread(d, type, mspace, fspace, f->dxpl, buf) < 0)
             H5_FAIL(f, "reading dataset '%s' from '%s' failed (truncated or corrupt file?)", name,
                     f->path);
@@ -1419,6 +1418,26 @@ gf_status gf_io_compare_config(const char *stored, const char *current, char **r
 /* ------------------------------------------------------------------------------------------ */
 /* XDMF and the output schedule                                                               */
 
+/* s with the characters XML reserves written as entities (a prefix may hold any of them). */
+static void xml_escape(const char *s, char *out, size_t size) {
+    size_t n = 0;
+    for (; *s && n + 7 < size; ++s) {
+        const char *e = *s == '&'    ? "&amp;"
+                        : *s == '<'  ? "&lt;"
+                        : *s == '>'  ? "&gt;"
+                        : *s == '"'  ? "&quot;"
+                        : *s == '\'' ? "&apos;"
+                                     : NULL;
+        if (e) {
+            memcpy(out + n, e, strlen(e));
+            n += strlen(e);
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = '\0';
+}
+
 gf_status gf_io_write_xdmf(const gf_output *o) {
     char path[GF_IO_PATH + 160], tmp[GF_IO_PATH + 170];
     snprintf(path, sizeof path, "%s/%s.xmf", o->directory, o->prefix);
@@ -1440,7 +1459,8 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
         {"material", "Scalar", 1, "Int", 4},   {"owner_rank", "Scalar", 1, "Int", 4}};
     for (size_t s = 0; s < o->nsnap; ++s) {
         long long n = o->snap_count[s];
-        const char *file = o->snap_file[s];
+        char file[6 * sizeof o->snap_file[0] + 1];
+        xml_escape(o->snap_file[s], file, sizeof file);
         fprintf(f, "   <Grid Name=\"step\" GridType=\"Uniform\">\n");
         fprintf(f, "    <Time Value=\"%.17g\" />\n", o->snap_time[s]);
         fprintf(f, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" />\n", n);
@@ -1464,7 +1484,9 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
         fprintf(f, "   </Grid>\n");
     }
     fprintf(f, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
+    /* A short write (a full disk) must not replace the previous file. */
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0)
         return GF_ERROR(GF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return GF_OK;
 }
@@ -1507,6 +1529,47 @@ gf_status gf_io_mkdirs(const char *dir) {
 static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
     int rank = sim->par ? sim->par->rank : 0;
     gf_status st = rank == 0 ? gf_io_mkdirs(dir) : GF_OK;
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+/* Rank 0: the directory of a file that will be written exists (or is made) and takes a new
+ * file. */
+static gf_status probe_location(const char *file, const char *what) {
+    char dir[GF_IO_PATH];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    GF_TRY(gf_error_context(gf_io_mkdirs(dir), "%s", what));
+    char probe[GF_IO_PATH + 64];
+    snprintf(probe, sizeof probe, "%s/.granflow_probe_%ld", dir, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return GF_ERROR(GF_ERR_IO, "%s: cannot write into the directory '%s': %s", what, dir,
+                        strerror(errno));
+    fclose(f);
+    remove(probe);
+    return GF_OK;
+}
+
+gf_status gf_output_check_locations(const gf_output *o, const gf_sim *sim, const char *stats_file) {
+    gf_status st = GF_OK;
+    if (!sim->par || sim->par->rank == 0) {
+        char snap[GF_IO_PATH + 8];
+        snprintf(snap, sizeof snap, "%s/x", o->directory);
+        if (o->snapshot_every > 0)
+            st = probe_location(snap, "Output.directory (snapshots)");
+        if (st == GF_OK)
+            st = probe_location(o->checkpoint, "Output.checkpoint");
+        if (st == GF_OK && stats_file)
+            st = probe_location(stats_file, "Statistics.file");
+    }
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     return st;

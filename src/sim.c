@@ -1,5 +1,6 @@
 #include "granflow/sim.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,16 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
         char where[512];
         return GF_ERROR(GF_ERR_INPUT, "%s: Domain.processes needs all three counts",
                         gf_config_block_where(db, where, sizeof where));
+    }
+    /* MPI numbers ranks with an int: beyond that no job can match, and products overflow. */
+    int64_t total = (int64_t)dims[0] * dims[1] * dims[2];
+    if (total > INT_MAX) {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Domain.processes %d x %d x %d asks for %lld ranks, more than MPI can "
+                        "number (%d)",
+                        gf_config_block_where(db, where, sizeof where), dims[0], dims[1], dims[2],
+                        (long long)total, INT_MAX);
     }
     return GF_OK;
 }

@@ -9,7 +9,7 @@
 #include "test_util.h"
 
 static void expect(const char *args, int want_ok, const char *frag1, const char *frag2) {
-    char cmd[2048], *out = NULL;
+    char cmd[4096], *out = NULL;
     snprintf(cmd, sizeof cmd, "%s %s", GRANFLOW_EXE, args);
     int rc = gf_test_run(cmd, &out);
     if ((rc == 0) != want_ok)
@@ -312,7 +312,8 @@ static void test_output_and_restart(void **state) {
     snprintf(b, sizeof b, "%s/run_000000100.h5", straight);
     assert_same_state(a, b);
 
-    /* A long run stopped by SIGUSR1 writes a checkpoint and says how to resume. */
+    /* A long run stopped by SIGUSR1 writes a checkpoint, says how to resume, and exits with
+     * 75 so that a batch script can tell "resume needed" from "done". */
     int rc;
     char *text = NULL;
     snprintf(args, sizeof args,
@@ -321,8 +322,8 @@ static void test_output_and_restart(void **state) {
              GRANFLOW_EXE, GF_SOURCE_DIR, out);
     rc = gf_test_run(args, &text);
     char *at = strstr(text, "signal received at step ");
-    if (rc != 0 || !at || !strstr(text, "--restart"))
-        fail_msg("no checkpoint on SIGUSR1 (%d):\n%s", rc, text);
+    if (rc != 75 || !at || !strstr(text, "--restart"))
+        fail_msg("no checkpoint and exit status 75 on SIGUSR1 (%d):\n%s", rc, text);
     long stopped = strtol(at + strlen("signal received at step "), NULL, 10);
     free(text);
     /* Resumed on two ranks for 10 more steps. */
@@ -441,6 +442,11 @@ static void test_channel(void **state) {
     expect(args, 1, "first inflow layer: 1300 particles", "2.766e+06 particles/s");
     snprintf(args, sizeof args, "%s/configs/channel.cfg --dry-run --ranks 64", GF_SOURCE_DIR);
     expect(args, 0, "needs 640 ranks", NULL);
+    /* A product of process counts beyond what MPI can number is refused (it overflowed int). */
+    snprintf(args, sizeof args,
+             "%s/configs/channel.cfg --dry-run --ranks 64 '-Domain.processes=<100000,100000,1000>'",
+             GF_SOURCE_DIR);
+    expect(args, 0, "asks for 10000000000000 ranks, more than MPI can number", NULL);
     /* A bad obstacle is reported at its block. */
     snprintf(args, sizeof args, "%s/configs/channel-demo.cfg --check '-Domain.Box.max=<0,1,1>'",
              GF_SOURCE_DIR);
@@ -477,19 +483,66 @@ static void test_channel(void **state) {
     }
 }
 
+/* Every place a run writes to is checked before the first step: a path that cannot be written
+ * stops the run at once with its name, not after all its steps. */
+static void test_output_locations_checked(void **state) {
+    (void)state;
+    char args[2048];
+    const char *file = write_cfg("plain_file", "not a directory\n");
+    const char *keys[3] = {"-Output.checkpoint=%s/c.h5",
+                           "-Output.snapshot_every=10 -Output.directory=%s",
+                           "-Statistics.every=10 -Statistics.file=%s/s.csv"};
+    const char *names[3] = {"Output.checkpoint", "Output.directory", "Statistics.file"};
+    for (int k = 0; k < 3; ++k) {
+        char opt[600];
+        snprintf(opt, sizeof opt, keys[k], file);
+        snprintf(args, sizeof args,
+                 "%s/configs/demo.cfg -Time.steps=2000 -Output.progress_every=1 "
+                 "-Output.checkpoint=%s/ok.h5 %s",
+                 GF_SOURCE_DIR, tmpdir, opt);
+        char cmd[4096], *out = NULL;
+        snprintf(cmd, sizeof cmd, "%s %s", GRANFLOW_EXE, args);
+        int rc = gf_test_run(cmd, &out);
+        if (rc == 0 || !strstr(out, names[k]) || !strstr(out, "plain_file") || strstr(out, "step "))
+            fail_msg("'%s' (%d) did not stop before the first step naming %s:\n%s", cmd, rc,
+                     names[k], out);
+        free(out);
+    }
+}
+
+/* A prefix with characters XML reserves still gives an XDMF file ParaView can open: they are
+ * written as entities. */
+static void test_xdmf_escaped(void **state) {
+    (void)state;
+    char args[2048], path[512];
+    snprintf(
+        args, sizeof args,
+        "%s/configs/demo.cfg -Time.steps=20 -Output.snapshot_every=10 -Output.progress_every=0 "
+        "'-Output.prefix=a&b<c' -Output.directory=%s/xml -Output.checkpoint=%s/xml/c.h5",
+        GF_SOURCE_DIR, tmpdir, tmpdir);
+    expect(args, 1, NULL, NULL);
+    snprintf(path, sizeof path, "%s/xml/a&b<c.xmf", tmpdir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, ">a&amp;b&lt;c_000000010.h5:/particles/position<"));
+    assert_non_null(strstr(text, ">a&amp;b&lt;c_000000020.h5:/particles/velocity<"));
+    assert_null(strstr(text, "a&b"));
+    assert_null(strstr(text, "b<c"));
+}
+
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gf_test_app_XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (gf_test_tmpdir(tmpdir, sizeof tmpdir, "app"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_runs),      cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_parallel),       cmocka_unit_test(test_output_and_restart),
         cmocka_unit_test(test_restart_config), cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_xdmf_escaped),   cmocka_unit_test(test_output_locations_checked),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        return 1;
-    return rc;
+    return gf_test_rmtree(tmpdir) ? 1 : rc;
 }

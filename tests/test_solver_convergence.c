@@ -378,12 +378,52 @@ static void test_rank_colors(void **state) {
         }
 }
 
+/* The relaxation weight. Jacobi sweeps apply it to every block update: one sweep over the single
+ * contact of a sphere resting on the floor carries the share w of the weight's impulse m g dt,
+ * and the sphere keeps (1 - w) of its free fall velocity; k sweeps leave (1 - w)^k of it. */
+static void test_jacobi_relaxation(void **state) {
+    (void)state;
+    const double dt = 1e-3, g = 9.81, r = 0.01, w = 0.4;
+    for (long sweeps = 1; sweeps <= 3; ++sweeps) {
+        gf_sim sim;
+        make_sim(&sim, GF_MODEL_FRICTIONLESS, 0.0, 0.0, 100, 0, dt, g);
+        gf_solver_params prm = sim.solver_params;
+        prm.mode = GF_SWEEP_JACOBI;
+        prm.relaxation = w;
+        prm.sweeps = sweeps;
+        GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+        add_floor(&sim);
+        double m = add_sphere(&sim, 0, 0.0, 0.0, r, r, 0.0);
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        assert_int_equal(sim.contacts.count, 1);
+        double left = pow(1.0 - w, (double)sweeps);
+        GF_ASSERT_NEAR(sim.contacts.lambda[0][0], (1.0 - left) * m * g * dt, 1e-12 * m * g * dt);
+        GF_ASSERT_NEAR(sim.particles.v[2][0], -left * g * dt, 1e-12 * g * dt);
+        gf_sim_free(&sim);
+    }
+    /* Gauss-Seidel sweeps weight only the updates of contacts with another rank's particle: on
+     * one rank the first sweep solves the contact exactly, whatever the relaxation. */
+    gf_sim sim;
+    make_sim(&sim, GF_MODEL_FRICTIONLESS, 0.0, 0.0, 100, 0, dt, g);
+    gf_solver_params prm = sim.solver_params;
+    prm.relaxation = w;
+    prm.sweeps = 1;
+    GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+    add_floor(&sim);
+    double m = add_sphere(&sim, 0, 0.0, 0.0, r, r, 0.0);
+    GF_ASSERT_OK(gf_sim_step(&sim));
+    GF_ASSERT_NEAR(sim.contacts.lambda[0][0], m * g * dt, 1e-12 * m * g * dt);
+    GF_ASSERT_NEAR(sim.particles.v[2][0], 0.0, 1e-12 * g * dt);
+    gf_sim_free(&sim);
+}
+
 int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resting_pair),     cmocka_unit_test(test_resting_stack),
-        cmocka_unit_test(test_chain_impact),     cmocka_unit_test(test_sweep_counts),
-        cmocka_unit_test(test_configure_sweeps), cmocka_unit_test(test_rank_colors),
+        cmocka_unit_test(test_resting_pair),      cmocka_unit_test(test_resting_stack),
+        cmocka_unit_test(test_chain_impact),      cmocka_unit_test(test_sweep_counts),
+        cmocka_unit_test(test_configure_sweeps),  cmocka_unit_test(test_rank_colors),
+        cmocka_unit_test(test_jacobi_relaxation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

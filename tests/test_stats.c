@@ -220,15 +220,12 @@ static void test_unconverged_and_stepped(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gf_test_stats_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return gf_test_tmpdir(tmpdir, sizeof tmpdir, "stats");
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return gf_test_rmtree(tmpdir);
 }
 
 int main(void) {

@@ -35,6 +35,17 @@ int gf_test_run(const char *cmd, char **out) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int gf_test_tmpdir(char *dir, size_t size, const char *tag) {
+    snprintf(dir, size, "/tmp/gf_test_%s_XXXXXX", tag);
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+int gf_test_rmtree(const char *dir) {
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 #include "granflow/log.h"
 
 gf_par gf_test_par;
@@ -54,8 +65,7 @@ int gf_test_mpi_run(int *argc, char ***argv, const char *name, const struct CMUn
 }
 
 int gf_test_mpi_tmpdir(char *dir, size_t size, const char *tag) {
-    snprintf(dir, size, "/tmp/gf_test_%s_XXXXXX", tag);
-    int ok = gf_test_par.rank != 0 || mkdtemp(dir) != NULL;
+    int ok = gf_test_par.rank != 0 || gf_test_tmpdir(dir, size, tag) == 0;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(dir, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD);
     return ok ? 0 : -1;
@@ -63,9 +73,5 @@ int gf_test_mpi_tmpdir(char *dir, size_t size, const char *tag) {
 
 int gf_test_mpi_rmdir(const char *dir) {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (gf_test_par.rank != 0)
-        return 0;
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return gf_test_par.rank != 0 ? 0 : gf_test_rmtree(dir);
 }

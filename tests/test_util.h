@@ -32,6 +32,11 @@ double gf_test_uniform(uint64_t *state, double lo, double hi);
 /* Runs a shell command; returns its exit status and (in *out, malloc'd) stdout and stderr. */
 int gf_test_run(const char *cmd, char **out);
 
+/* A fresh directory /tmp/gf_test_<tag>_XXXXXX, its name in dir; and its removal with all it
+ * holds. Return 0 on success. */
+int gf_test_tmpdir(char *dir, size_t size, const char *tag);
+int gf_test_rmtree(const char *dir);
+
 /* MPI tests: the communicator of the test job (set by gf_test_mpi_run). */
 #include "granflow/par.h"
 extern gf_par gf_test_par;

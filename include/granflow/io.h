@@ -92,6 +92,11 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop);
  * at this step), so that a finished run can be continued. */
 gf_status gf_output_finish(gf_output *o, gf_sim *sim);
 
+/* Collective, before the first step: every place the run will write (the snapshot directory if
+ * snapshots are on, the checkpoint's directory, stats_file's if not NULL) exists or is made and
+ * takes a new file, so that a bad path stops the run at once, not hours later. */
+gf_status gf_output_check_locations(const gf_output *o, const gf_sim *sim, const char *stats_file);
+
 /* Set by the signal handler (SIGUSR1, SIGTERM); read at the end of a step. */
 void gf_output_request_checkpoint(void);
 void gf_output_install_signal_handlers(void);

@@ -14,6 +14,14 @@
 #include "granflow/stats.h"
 #include "granflow/version.h"
 
+/* Exit statuses: batch scripts tell a finished run from one to resume. */
+enum {
+    GF_EXIT_ERROR = 1,   /* an error (its message is printed); a one-rank abort gives 1 too */
+    GF_EXIT_USAGE = 2,   /* a bad command line */
+    GF_EXIT_RESUME = 75, /* stopped early by a signal or Output.wall_limit, checkpoint written:
+                            resume with --restart (EX_TEMPFAIL of sysexits.h) */
+};
+
 static void usage(void) {
     gf_log_info(
         "usage: granflow FILE.cfg [-Block.key=value ...] [options]\n"
@@ -31,7 +39,11 @@ static void usage(void) {
         "  --dry-run    check the setup for --ranks N processes without running (memory estimate)\n"
         "  --ranks N    the rank count of a dry run (default: this job's)\n"
         "  --help       this text\n"
-        "  --version    version and build information");
+        "  --version    version and build information\n"
+        "\n"
+        "exit status: 0 the run finished; 1 an error; 2 a bad command line; 75 stopped early by\n"
+        "a signal (SIGTERM, SIGUSR1) or Output.wall_limit after writing a checkpoint: resume\n"
+        "with --restart");
 }
 
 typedef struct {
@@ -138,7 +150,7 @@ int main(int argc, char **argv) {
     gf_par par;
     if (gf_par_init(&argc, &argv, &par) != GF_OK) {
         fprintf(stderr, "granflow: %s\n", gf_error_message());
-        return 1;
+        return GF_EXIT_ERROR;
     }
     gf_log_set_rank(par.rank);
 
@@ -146,7 +158,7 @@ int main(int argc, char **argv) {
     gf_status st = parse_args(argc, argv, &o);
     if (gf_par_conclude(&par, st, 1)) {
         gf_par_finalize();
-        return 2;
+        return GF_EXIT_USAGE;
     }
     if (o.help || o.version) {
         if (o.help)
@@ -163,6 +175,7 @@ int main(int argc, char **argv) {
     gf_stats stats;
     memset(&out, 0, sizeof out);
     memset(&stats, 0, sizeof stats);
+    int resume = 0;
     int failed = gf_par_conclude(&par, load_config(&par, &o, &cfg), 1);
     if (!failed)
         failed = gf_par_conclude(&par, gf_sim_init(&sim, &par), 1);
@@ -210,6 +223,10 @@ int main(int argc, char **argv) {
                         (long long)n, sim.walls.count, sim.dims[0], sim.dims[1], sim.dims[2],
                         gf_solver_model_name(sim.solver_params.model), sim.dt, sim.step, sim.steps);
         }
+        if (!failed && !o.check_only)
+            failed = gf_par_conclude(
+                &par, gf_output_check_locations(&out, &sim, stats.every > 0 ? stats.file : NULL),
+                1);
         if (!failed && !o.check_only) {
             gf_output_install_signal_handlers();
             out.start = gf_wtime();
@@ -223,6 +240,9 @@ int main(int argc, char **argv) {
             if (!failed) {
                 gf_sim_print_summary(&sim);
                 gf_stats_finish(&stats, &sim);
+                /* A signal or the wall-time limit: the batch script must resume, not stop. */
+                if (sim.step < sim.steps)
+                    resume = 1;
             }
         }
         gf_sim_free(&sim);
@@ -230,5 +250,7 @@ int main(int argc, char **argv) {
     gf_output_free(&out);
     gf_config_destroy(cfg);
     gf_par_finalize();
-    return failed ? 1 : 0;
+    if (failed)
+        return GF_EXIT_ERROR;
+    return resume ? GF_EXIT_RESUME : 0;
 }
