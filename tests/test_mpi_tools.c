@@ -472,6 +472,43 @@ static void copy_without(const char *from, const char *to, const char *dataset) 
     H5Fclose(f);
 }
 
+/* A copy of a snapshot with a root attribute replaced by n doubles. */
+static void replace_attribute(const char *from, const char *to, const char *name,
+                              const double *values, int n) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Adelete(f, name) >= 0);
+    hsize_t dims = (hsize_t)n;
+    hid_t sp = H5Screate_simple(1, &dims, NULL);
+    hid_t a = H5Acreate2(f, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, values) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
+/* A copy of a snapshot whose first particle has the given radius. */
+static void set_first_radius(const char *from, const char *to, double r) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/particles/radius", H5P_DEFAULT);
+    assert_true(f >= 0 && d >= 0);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start = 0, count = 1;
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &r) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     char snap[512];
@@ -504,6 +541,27 @@ static void test_bad_input(void **state) {
         expect_failure(tools[t], novel, "missing dataset /particles/velocity");
         expect_failure(tools[t], "", "usage");
         tool_ok(tools[t], "--help", "usage");
+    }
+    /* Crafted headers and data (issue 16): an attribute of another shape than the header's
+     * fixed fields overflowed the tools' stack; NaN or negative radii crashed gf-rdf. */
+    char bigbox[512], nanrad[512], negrad[512], badbox[512];
+    path_of(bigbox, sizeof bigbox, "bigbox.h5");
+    path_of(nanrad, sizeof nanrad, "nanradius.h5");
+    path_of(negrad, sizeof negrad, "negradius.h5");
+    path_of(badbox, sizeof badbox, "badbox.h5");
+    double big[4096];
+    for (int k = 0; k < 4096; ++k)
+        big[k] = 1.0;
+    replace_attribute(snap, bigbox, "box_min", big, 4096);
+    const double inverted[3] = {1.0, 1.0, 1.0}; /* box_max stays 0.1: max < min */
+    replace_attribute(snap, badbox, "box_min", inverted, 3);
+    set_first_radius(snap, nanrad, NAN);
+    set_first_radius(snap, negrad, -1e-3);
+    for (int t = 0; t < 3; ++t) {
+        expect_failure(tools[t], bigbox, "wrong shape");
+        expect_failure(tools[t], badbox, "impossible values");
+        expect_failure(tools[t], nanrad, "not finite");
+        expect_failure(tools[t], negrad, "radius <= 0");
     }
     expect_failure(GF_STATS, nomass, "/particles/mass");
     expect_failure(GF_STATS, csv, "not a granflow statistics file");

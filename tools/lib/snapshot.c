@@ -2,17 +2,38 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int attr(hid_t obj, const char *name, hid_t type, void *out) {
+/* Reads an attribute of exactly n values into out: a foreign or crafted file with another
+ * shape is refused rather than written past the end of out. */
+static int attr(hid_t obj, const char *name, hid_t type, int n, void *out) {
     if (H5Aexists(obj, name) <= 0)
         return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    int rc = H5Aread(a, type, out) < 0 ? -1 : 0;
+    if (a < 0)
+        return -1;
+    hid_t sp = H5Aget_space(a);
+    int rc = sp >= 0 && H5Sget_simple_extent_npoints(sp) == n ? 0 : -1;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (rc == 0 && H5Aread(a, type, out) < 0)
+        rc = -1;
     H5Aclose(a);
     return rc;
+}
+
+/* The extent of a dataset of at most two dimensions (a crafted rank would overrun dims). */
+static int extent2(hid_t space, hsize_t dims[2]) {
+    int rank = H5Sget_simple_extent_ndims(space);
+    dims[0] = 0;
+    dims[1] = 1;
+    if (rank < 1 || rank > 2)
+        return -1;
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    return rank;
 }
 
 /* The rank groups: the dataset /particles/rank_offsets (files of earlier granflow versions have
@@ -20,7 +41,7 @@ static int attr(hid_t obj, const char *name, hid_t type, void *out) {
  * are present but unreadable or inconsistent with the particle count. */
 static int read_rank_offsets(gf_snapshot *s, hid_t f) {
     int nranks = 0;
-    if (attr(f, "rank_count", H5T_NATIVE_INT, &nranks) || nranks < 1)
+    if (attr(f, "rank_count", H5T_NATIVE_INT, 1, &nranks) || nranks < 1)
         return 0;
     hid_t g = H5Gopen2(f, "/particles", H5P_DEFAULT);
     if (g < 0)
@@ -113,13 +134,28 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
         gf_snapshot_close(s);
         return -1;
     }
-    if (attr(f, "time", H5T_NATIVE_DOUBLE, &s->time) ||
-        attr(f, "step", H5T_NATIVE_LLONG, &s->step) ||
-        attr(f, "box_min", H5T_NATIVE_DOUBLE, s->box_min) ||
-        attr(f, "box_max", H5T_NATIVE_DOUBLE, s->box_max) ||
-        attr(f, "periodic", H5T_NATIVE_INT, s->periodic) ||
-        attr(f, "particle_count", H5T_NATIVE_LLONG, &s->count)) {
-        snprintf(err, errsize, "%s: the header lacks time, step, box or particle_count", path);
+    if (attr(f, "time", H5T_NATIVE_DOUBLE, 1, &s->time) ||
+        attr(f, "step", H5T_NATIVE_LLONG, 1, &s->step) ||
+        attr(f, "box_min", H5T_NATIVE_DOUBLE, 3, s->box_min) ||
+        attr(f, "box_max", H5T_NATIVE_DOUBLE, 3, s->box_max) ||
+        attr(f, "periodic", H5T_NATIVE_INT, 3, s->periodic) ||
+        attr(f, "particle_count", H5T_NATIVE_LLONG, 1, &s->count)) {
+        snprintf(err, errsize,
+                 "%s: the header lacks time, step, box or particle_count, or one has the wrong "
+                 "shape",
+                 path);
+        gf_snapshot_close(s);
+        return -1;
+    }
+    int sane = isfinite(s->time) && s->step >= 0 && s->count >= 0;
+    for (int k = 0; k < 3; ++k)
+        sane = sane && isfinite(s->box_min[k]) && isfinite(s->box_max[k]) &&
+               s->box_max[k] > s->box_min[k] && (s->periodic[k] == 0 || s->periodic[k] == 1);
+    if (!sane) {
+        snprintf(err, errsize,
+                 "%s: the header holds impossible values (time %g, step %lld, %lld particles, a "
+                 "box with max <= min or not finite, or periodic flags other than 0/1)",
+                 path, s->time, s->step, s->count);
         gf_snapshot_close(s);
         return -1;
     }
@@ -145,12 +181,17 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
         H5Lexists(f, "/contacts/gap", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/contacts/gap", H5P_DEFAULT);
         hid_t sp = H5Dget_space(d);
-        hsize_t n = 0;
-        H5Sget_simple_extent_dims(sp, &n, NULL);
-        s->has_contacts = 1;
-        s->ncontacts = (long long)n;
+        hsize_t dims[2];
+        int rank = extent2(sp, dims);
         H5Sclose(sp);
         H5Dclose(d);
+        if (rank != 1) {
+            snprintf(err, errsize, "%s: /contacts/gap is not a list (corrupt file?)", path);
+            gf_snapshot_close(s);
+            return -1;
+        }
+        s->has_contacts = 1;
+        s->ncontacts = (long long)dims[0];
     }
     return 0;
 }
@@ -170,11 +211,10 @@ static int read_rows(const gf_snapshot *s, const char *name, hid_t type, int nco
     if (d < 0)
         return -1;
     hid_t fs = H5Dget_space(d);
-    int rank = H5Sget_simple_extent_ndims(fs);
-    hsize_t dims[2] = {0, 1};
-    H5Sget_simple_extent_dims(fs, dims, NULL);
+    hsize_t dims[2];
+    int rank = extent2(fs, dims);
     int rc = -1;
-    if ((long long)dims[0] == s->count && (rank == 1 ? 1 : (int)dims[1]) == ncols &&
+    if (rank > 0 && (long long)dims[0] == s->count && (rank == 1 ? 1 : (int)dims[1]) == ncols &&
         first + (long long)n <= s->count) {
         hsize_t start[2] = {(hsize_t)first, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
         hid_t ms = H5Screate_simple(rank, count, NULL);
@@ -220,6 +260,22 @@ int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *
             gf_chunk_free(c);
             return -1;
         }
+    /* The analyses divide by radii and bin positions: refuse what no run can have written. */
+    for (size_t i = 0; i < n; ++i) {
+        int ok = isfinite(c->radius[i]) && c->radius[i] > 0.0 &&
+                 (!c->mass || (isfinite(c->mass[i]) && c->mass[i] >= 0.0));
+        for (int k = 0; k < 3; ++k)
+            ok = ok && isfinite(c->x[3 * i + k]) && isfinite(c->v[3 * i + k]) &&
+                 isfinite(c->w[3 * i + k]);
+        if (!ok) {
+            snprintf(err, errsize,
+                     "%s: particle %lld has a radius %g, mass, position or velocity that is not "
+                     "finite (or a radius <= 0): corrupt file?",
+                     s->path, (long long)c->id[i], c->radius[i]);
+            gf_chunk_free(c);
+            return -1;
+        }
+    }
     return 0;
 }
 
