@@ -228,6 +228,26 @@ static gf_status update_margin(gf_sim *sim) {
     double v = m[0] + g * sim->dt;
     sim->margin = sim->margin_tolerance + sim->margin_fraction * m[1] + sim->dt * (2.0 * v + vwall);
     sim->max_radius = m[1];
+    /* Displacement per step: beyond the box no step means anything; beyond half a radius the
+     * contacts of a step are resolved from far-off positions (the margin keeps them, but the
+     * result is coarse). From reduced maxima: every rank finds this alike. */
+    double disp = sim->dt * v, extent = INFINITY;
+    for (int d = 0; d < 3; ++d)
+        extent = fmin(extent, sim->hi[d] - sim->lo[d]);
+    if (disp > extent)
+        return gf_error_everywhere(GF_ERROR(
+            GF_ERR_INPUT,
+            "at step %ld the fastest particle (%g m/s with a step's gravity) would move %g m in "
+            "one step of %g s, more than the box (%g m): reduce Time.dt",
+            sim->step, v, disp, sim->dt, extent));
+    if (!sim->warned_displacement && m[1] > 0.0 && disp > 0.5 * m[1]) {
+        sim->warned_displacement = 1;
+        if (!sim->par || sim->par->rank == 0)
+            gf_log_warn("at step %ld the fastest particle (%g m/s) moves %g m per step, %.2g "
+                        "radii: contacts are resolved coarsely; a Time.dt below %g s keeps it "
+                        "under half a radius (warned once)",
+                        sim->step, v, disp, disp / m[1], 0.5 * m[1] / v);
+    }
     if (sim->distributed) {
         /* From reduced maxima: every rank finds this alike. */
         GF_TRY(gf_error_everywhere(

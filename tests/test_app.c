@@ -510,6 +510,30 @@ static void test_output_locations_checked(void **state) {
     }
 }
 
+/* Time steps that move particles farther than the box are refused; steps that move them more
+ * than half a radius are warned about, once. */
+static void test_absurd_time_step(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg -Time.dt=1 -Time.steps=3 -Output.checkpoint=%s/dt.h5",
+             GF_SOURCE_DIR, tmpdir);
+    expect(args, 0, "more than the box", "reduce Time.dt");
+    /* The demo's spheres (radius 4 mm) move at up to 0.87 m/s: 3 ms is 0.65 radii a step. */
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg -Time.dt=3e-3 -Time.steps=3 -Output.checkpoint=%s/dt.h5",
+             GF_SOURCE_DIR, tmpdir);
+    expect(args, 1, "warning: at step 0 the fastest particle", "(warned once)");
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg -Time.dt=1e-4 -Time.steps=3 -Output.checkpoint=%s/dt.h5",
+             GF_SOURCE_DIR, tmpdir);
+    char cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s %s", GRANFLOW_EXE, args);
+    assert_int_equal(gf_test_run(cmd, &out), 0);
+    assert_null(strstr(out, "warning"));
+    free(out);
+}
+
 /* A prefix with characters XML reserves still gives an XDMF file ParaView can open: they are
  * written as entities. */
 static void test_xdmf_escaped(void **state) {
@@ -538,10 +562,11 @@ int main(void) {
     if (gf_test_tmpdir(tmpdir, sizeof tmpdir, "app"))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_demo_runs),      cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_parallel),       cmocka_unit_test(test_output_and_restart),
-        cmocka_unit_test(test_restart_config), cmocka_unit_test(test_channel),
-        cmocka_unit_test(test_xdmf_escaped),   cmocka_unit_test(test_output_locations_checked),
+        cmocka_unit_test(test_demo_runs),        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel),         cmocka_unit_test(test_output_and_restart),
+        cmocka_unit_test(test_restart_config),   cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_xdmf_escaped),     cmocka_unit_test(test_output_locations_checked),
+        cmocka_unit_test(test_absurd_time_step),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return gf_test_rmtree(tmpdir) ? 1 : rc;

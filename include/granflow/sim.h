@@ -60,6 +60,7 @@ typedef struct {
     double margin_fraction;  /* ... plus this share of the largest radius present */
     double margin;           /* the margin of the current step (contact detection and ghosts) */
     double max_radius;       /* the largest radius present (global), with the margin */
+    int warned_displacement; /* the warning of a coarse time step was given */
     int ghosts_ready;
     long progress_every;
     long check_every; /* steps between global particle-count checks */
