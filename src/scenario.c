@@ -24,6 +24,12 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
                             where);
         l->count[d] = (long)count[d];
     }
+    double total = count[0] * count[1] * count[2];
+    if (total > GF_LATTICE_MAX)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Lattice.count %.0f x %.0f x %.0f is %.3g spheres, more than granflow "
+                        "places in one lattice (%.0e)",
+                        where, count[0], count[1], count[2], total, GF_LATTICE_MAX);
     GF_TRY(gf_config_require_double(b, "radius", &l->radius));
     GF_TRY(gf_config_check_range(b, "radius", l->radius, 1e-300, 1e300));
     GF_TRY(gf_config_get_double(b, "spacing", 2.0 * l->radius, &l->spacing));
@@ -168,8 +174,16 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
         in->lo[a] = lo[a + 1];
         in->hi[a] = hi[a + 1];
     }
-    in->ny = (long)floor((in->hi[0] - in->lo[0]) / in->spacing);
-    in->nz = (long)floor((in->hi[1] - in->lo[1]) / in->spacing);
+    /* In double first: a tiny spacing would overflow the counts. */
+    double ny = floor((in->hi[0] - in->lo[0]) / in->spacing),
+           nz = floor((in->hi[1] - in->lo[1]) / in->spacing);
+    if (ny * nz > GF_INFLOW_LAYER_MAX)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: the inflow grid would hold %.0f x %.0f = %.3g spheres per layer, "
+                        "more than granflow places (%.0e): is Inflow.spacing or radius a typo?",
+                        where, ny, nz, ny * nz, GF_INFLOW_LAYER_MAX);
+    in->ny = (long)ny;
+    in->nz = (long)nz;
     if (in->ny < 1 || in->nz < 1)
         return GF_ERROR(GF_ERR_INPUT, "%s: no inflow grid point fits in the channel cross-section",
                         where);

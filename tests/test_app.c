@@ -442,6 +442,15 @@ static void test_channel(void **state) {
     expect(args, 1, "first inflow layer: 1300 particles", "2.766e+06 particles/s");
     snprintf(args, sizeof args, "%s/configs/channel.cfg --dry-run --ranks 64", GF_SOURCE_DIR);
     expect(args, 0, "needs 640 ranks", NULL);
+    /* Sizes no run can hold are refused with their number, before any loop over them. */
+    snprintf(args, sizeof args, "%s/configs/demo.cfg --check '-Lattice.count=<1e7,1e7,1e7>'",
+             GF_SOURCE_DIR);
+    expect(args, 0, "is 1e+21 spheres, more than granflow places", NULL);
+    snprintf(args, sizeof args,
+             "%s/configs/channel.cfg --dry-run --ranks 640 -Inflow.radius=1e-9 "
+             "-Inflow.spacing=2e-9 -Inflow.reset_distance=1e-3",
+             GF_SOURCE_DIR);
+    expect(args, 0, "spheres per layer, more than granflow places", NULL);
     /* A product of process counts beyond what MPI can number is refused (it overflowed int). */
     snprintf(args, sizeof args,
              "%s/configs/channel.cfg --dry-run --ranks 64 '-Domain.processes=<100000,100000,1000>'",

@@ -13,6 +13,11 @@
 #include "granflow/par.h"
 #include "granflow/particles.h"
 
+/* The most spheres one lattice and one inflow layer place: larger configurations are typos (and
+ * even a dry run's loop over their points would take hours). */
+#define GF_LATTICE_MAX 1e10
+#define GF_INFLOW_LAYER_MAX 1e8
+
 typedef struct {
     int enabled;
     long count[3];    /* spheres along x, y, z */
