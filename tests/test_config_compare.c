@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/io.h"
+#include "granflow/config_compare.h"
 #include "test_util.h"
 
 static const char *stored = "Domain {\n"
@@ -61,7 +61,7 @@ static char *edited(const char *const *from, const char *const *to, int n) {
 
 static int compare(const char *current, char **report) {
     int n = -1;
-    GF_ASSERT_OK(gf_io_compare_config(stored, current, report, &n));
+    GF_ASSERT_OK(gf_config_compare(stored, current, report, &n));
     return n;
 }
 

@@ -56,14 +56,6 @@ gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const ch
  * file records none). */
 gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **text);
 
-/* Compares two effective configurations as gf_config_dump writes them, key by key, numbers and
- * vectors by value. Keys that may differ on a restart are ignored: Time.steps, Output.*,
- * Statistics.*, Solver.max_iterations, Solver.tolerance, Solver.check_every and
- * Domain.processes. *ndiff gets the number of other keys that differ (or are in one only), and
- * *report (malloc'd, NULL if none) one line for each of the first twelve:
- * "  Time.dt: 1e-4 in the checkpoint, 2e-4 now". */
-gf_status gf_io_compare_config(const char *stored, const char *current, char **report, int *ndiff);
-
 /* Collective: loads particles, warm-start impulses, step, time, ids and walls into a configured
  * simulation without particles. On the rank count and decomposition that wrote the file every
  * rank reads back exactly its own rows (so the run continues bit for bit); otherwise rows are
@@ -77,7 +69,7 @@ gf_status gf_io_mkdirs(const char *dir);
 gf_status gf_io_write_xdmf(const gf_output *o);
 
 /* Collective: continues from the checkpoint `path`. Its stored configuration must match
- * o->config_text (gf_io_compare_config): differences are an input error naming each key, or with
+ * o->config_text (gf_config_compare): differences are an input error naming each key, or with
  * `force` a warning. Then the checkpoint is read (gf_io_read_checkpoint), and the snapshot list
  * rebuilt from the snapshot files in the output directory up to the checkpoint's step (later
  * ones are the interrupted run's and are written again), so the XDMF file lists each step once,

@@ -1,0 +1,16 @@
+/* Comparing effective configurations (the text gf_config_dump writes), key by key: what a
+ * restart uses to refuse a checkpoint written with other physics. */
+#ifndef GRANFLOW_CONFIG_COMPARE_H
+#define GRANFLOW_CONFIG_COMPARE_H
+
+#include "granflow/error.h"
+
+/* Compares two effective configurations as gf_config_dump writes them, key by key, numbers and
+ * vectors by value. Keys that may differ on a restart are ignored: Time.steps, Output.*,
+ * Statistics.*, Solver.max_iterations, Solver.tolerance, Solver.check_every and
+ * Domain.processes. *ndiff gets the number of other keys that differ (or are in one only), and
+ * *report (malloc'd, NULL if none) one line for each of the first twelve:
+ * "  Time.dt: 1e-4 in the checkpoint, 2e-4 now". */
+gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff);
+
+#endif

@@ -1,0 +1,381 @@
+/* Comparing effective configurations, for restarts: the text gf_config_dump writes is parsed
+ * into "Block.key value" items and two of them compared key by key. */
+#include "granflow/config_compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/config.h"
+
+/* One "key value;" of an effective configuration, its key with the enclosing blocks. A block's
+ * component carries its occurrence among equally named siblings ("Materials#1.Material#2"), so
+ * that repeated blocks compare in order. */
+typedef struct {
+    char *key, *value;
+} cfg_item;
+
+typedef struct {
+    cfg_item *item;
+    size_t n, cap;
+} cfg_items;
+
+static void cfg_items_free(cfg_items *c) {
+    for (size_t i = 0; i < c->n; ++i) {
+        free(c->item[i].key);
+        free(c->item[i].value);
+    }
+    free(c->item);
+    memset(c, 0, sizeof *c);
+}
+
+static char *dup_range(const char *s, size_t n) {
+    char *d = gf_malloc(n + 1, 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static gf_status cfg_add(cfg_items *c, const char *path, const char *key, size_t klen,
+                         const char *value, size_t vlen) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        GF_TRY(gf_grow((void **)&c->item, cap, sizeof *c->item));
+        c->cap = cap;
+    }
+    size_t plen = strlen(path);
+    char *k = gf_malloc(plen + klen + 2, 1);
+    char *v = dup_range(value, vlen);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return gf_error_status();
+    }
+    if (plen)
+        snprintf(k, plen + klen + 2, "%s.%.*s", path, (int)klen, key);
+    else
+        snprintf(k, klen + 1, "%.*s", (int)klen, key);
+    c->item[c->n].key = k;
+    c->item[c->n].value = v;
+    c->n++;
+    return GF_OK;
+}
+
+/* Parses the text gf_config_dump writes: one "key value;" per line (a trailing comment such as
+ * "// default" ignored), "Name {" and "}" around blocks. */
+static gf_status cfg_parse(const char *text, cfg_items *out) {
+    memset(out, 0, sizeof *out);
+    char path[2048] = "";
+    size_t mark[GF_CONFIG_MAX_DEPTH + 1];
+    int depth = 0;
+    /* Blocks opened so far ("path/Name"), to number repeated ones. */
+    char **opened = NULL;
+    size_t nopened = 0;
+    gf_status st = GF_OK;
+    for (const char *s = text; *s && st == GF_OK;) {
+        const char *e = strchr(s, '\n');
+        if (!e)
+            e = s + strlen(s);
+        const char *next = *e ? e + 1 : e;
+        while (s < e && (*s == ' ' || *s == '\t'))
+            ++s;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+            --e;
+        if (s == e || (e - s >= 2 && s[0] == '/' && s[1] == '/')) {
+            s = next;
+            continue;
+        }
+        if (e[-1] == '{') {
+            const char *ne = e - 1;
+            while (ne > s && (ne[-1] == ' ' || ne[-1] == '\t'))
+                --ne;
+            size_t nlen = (size_t)(ne - s), plen = strlen(path);
+            if (depth >= GF_CONFIG_MAX_DEPTH || plen + nlen + 24 >= sizeof path) {
+                st = GF_ERROR(GF_ERR_INPUT, "a stored configuration is nested too deeply");
+                break;
+            }
+            char id[2100];
+            snprintf(id, sizeof id, "%s/%.*s", path, (int)nlen, s);
+            int k = 1;
+            for (size_t i = 0; i < nopened; ++i)
+                k += strcmp(opened[i], id) == 0;
+            if (nopened % 64 == 0)
+                st = gf_grow((void **)&opened, nopened + 64, sizeof *opened);
+            char *copy = st == GF_OK ? dup_range(id, strlen(id)) : NULL;
+            if (!copy) {
+                st = gf_error_status();
+                break;
+            }
+            opened[nopened++] = copy;
+            mark[depth++] = plen;
+            snprintf(path + plen, sizeof path - plen, "%s%.*s#%d", plen ? "." : "", (int)nlen, s,
+                     k);
+        } else if (e - s == 1 && s[0] == '}') {
+            if (depth > 0)
+                path[mark[--depth]] = '\0';
+        } else {
+            const char *ke = s;
+            while (ke < e && *ke != ' ' && *ke != '\t' && *ke != ';')
+                ++ke;
+            const char *v = ke;
+            while (v < e && (*v == ' ' || *v == '\t'))
+                ++v;
+            const char *ve = v;
+            if (ve < e && *ve == '"') {
+                for (++ve; ve < e && *ve != '"'; ++ve)
+                    if (*ve == '\\' && ve + 1 < e)
+                        ++ve;
+                if (ve < e)
+                    ++ve;
+            } else if (ve < e && *ve == '<') {
+                while (ve < e && *ve != '>')
+                    ++ve;
+                if (ve < e)
+                    ++ve;
+            } else {
+                while (ve < e && *ve != ';')
+                    ++ve;
+                while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                    --ve;
+            }
+            st = cfg_add(out, path, s, (size_t)(ke - s), v, (size_t)(ve - v));
+        }
+        s = next;
+    }
+    for (size_t i = 0; i < nopened; ++i)
+        free(opened[i]);
+    free(opened);
+    if (st != GF_OK)
+        cfg_items_free(out);
+    return st;
+}
+
+/* A number, or a vector "< a, b, c >": the count of values, or -1 for anything else. */
+static int cfg_numbers(const char *v, double *x, int max) {
+    int vector = *v == '<', n = 0;
+    const char *p = vector ? v + 1 : v;
+    for (;;) {
+        char *end;
+        while (*p == ' ')
+            ++p;
+        if (n == max)
+            return -1;
+        x[n] = strtod(p, &end);
+        if (end == p)
+            return -1;
+        ++n;
+        p = end;
+        while (*p == ' ')
+            ++p;
+        if (vector && *p == ',') {
+            ++p;
+            continue;
+        }
+        if (vector ? strcmp(p, ">") == 0 : *p == '\0')
+            return n;
+        return -1;
+    }
+}
+
+/* Equal values: numbers and vectors by value ("1e-4" is "0.0001"), anything else as text. */
+static int cfg_same_value(const char *a, const char *b) {
+    double x[4], y[4];
+    int nx = cfg_numbers(a, x, 4), ny = cfg_numbers(b, y, 4);
+    if (nx > 0 && nx == ny) {
+        for (int k = 0; k < nx; ++k)
+            if (x[k] != y[k])
+                return 0;
+        return 1;
+    }
+    return strcmp(a, b) == 0;
+}
+
+/* The key without block occurrences ("Materials.Material.density"). */
+static void cfg_plain_key(const char *key, char *out, size_t size) {
+    size_t o = 0;
+    for (const char *p = key; *p && o + 1 < size; ++p) {
+        if (*p == '#') {
+            while (p[1] >= '0' && p[1] <= '9')
+                ++p;
+            continue;
+        }
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+/* Keys that may differ on a restart: how long the run goes, what it writes, how it reports, how
+ * hard the solver tries (not what it solves), and how the domain is cut into processes (a restart
+ * may use any rank count). Everything else describes the physics and must match. */
+static int cfg_may_differ(const char *plain) {
+    static const char *const exact[] = {"Time.steps", "Solver.max_iterations", "Solver.tolerance",
+                                        "Solver.check_every", "Domain.processes"};
+    static const char *const blocks[] = {"Output.", "Statistics."};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i)
+        if (strcmp(plain, exact[i]) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
+        if (strncmp(plain, blocks[i], strlen(blocks[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static const cfg_item *cfg_find(const cfg_items *c, const char *key) {
+    for (size_t i = 0; i < c->n; ++i)
+        if (strcmp(c->item[i].key, key) == 0)
+            return &c->item[i];
+    return NULL;
+}
+
+/* Whether either configuration has a second block where `key` has the first one, `at` being
+ * the position of that "#1". */
+static int cfg_repeated(const cfg_items *a, const cfg_items *b, const char *key, size_t at) {
+    char probe[2100];
+    snprintf(probe, sizeof probe, "%.*s#2.", (int)at, key);
+    size_t n = strlen(probe);
+    for (int s = 0; s < 2; ++s) {
+        const cfg_items *c = s ? b : a;
+        for (size_t i = 0; i < c->n; ++i)
+            if (strncmp(c->item[i].key, probe, n) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* The key as users write it: "Materials.Material[2].density", a block's number only where the
+ * block is repeated. */
+static void cfg_display_key(const cfg_items *a, const cfg_items *b, const char *key, char *out,
+                            size_t size) {
+    size_t o = 0;
+    for (const char *p = key; *p && o + 12 < size; ++p) {
+        if (*p != '#') {
+            out[o++] = *p;
+            continue;
+        }
+        long k = strtol(p + 1, NULL, 10);
+        size_t at = (size_t)(p - key);
+        while (p[1] >= '0' && p[1] <= '9')
+            ++p;
+        if (k > 1 || cfg_repeated(a, b, key, at)) {
+            int w = snprintf(out + o, size - o, "[%ld]", k);
+            if (w < 0 || (size_t)w >= size - o)
+                break;
+            o += (size_t)w;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* A number as written, or in 15 digits when that is shorter and the same value (defaults are
+ * printed with 17: "0.050000000000000003" is shown as "0.05"). */
+static void cfg_number_text(const char *literal, size_t len, double x, char *out, size_t size) {
+    char s15[64];
+    snprintf(s15, sizeof s15, "%.15g", x);
+    if (strtod(s15, NULL) == x && strlen(s15) < len)
+        snprintf(out, size, "%s", s15);
+    else
+        snprintf(out, size, "%.*s", (int)len, literal);
+}
+
+/* A value for the report: numbers and vectors as short as they are exact, others as they are. */
+static void cfg_display_value(const char *v, char *out, size_t size) {
+    double x[4];
+    int n = cfg_numbers(v, x, 4);
+    if (n < 1 || (*v != '<' && n != 1)) {
+        snprintf(out, size, "%.80s", v);
+        return;
+    }
+    if (*v != '<') {
+        cfg_number_text(v, strlen(v), x[0], out, size);
+        return;
+    }
+    size_t o = (size_t)snprintf(out, size, "<");
+    const char *p = v + 1;
+    for (int k = 0; k < n && o < size; ++k) {
+        while (*p == ' ')
+            ++p;
+        char *end;
+        strtod(p, &end);
+        char num[64];
+        cfg_number_text(p, (size_t)(end - p), x[k], num, sizeof num);
+        o += (size_t)snprintf(out + o, size - o, "%s %s", k ? "," : "", num);
+        p = end;
+        while (*p == ' ' || *p == ',')
+            ++p;
+    }
+    if (o < size)
+        snprintf(out + o, size - o, " >");
+}
+
+/* Appends one report line. */
+static gf_status cfg_report(char **report, size_t *len, const char *key, const char *was,
+                            const char *now) {
+    char line[400], w[128] = "absent", c[128] = "absent";
+    if (was)
+        cfg_display_value(was, w, sizeof w);
+    if (now)
+        cfg_display_value(now, c, sizeof c);
+    int n = snprintf(line, sizeof line, "  %s: %s in the checkpoint, %s now\n", key, w, c);
+    if (n < 0)
+        return GF_OK;
+    size_t add = strlen(line);
+    GF_TRY(gf_grow((void **)report, *len + add + 1, 1));
+    memcpy(*report + *len, line, add + 1);
+    *len += add;
+    return GF_OK;
+}
+
+gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff) {
+    *report = NULL;
+    *ndiff = 0;
+    cfg_items a, b;
+    GF_TRY(cfg_parse(stored, &a));
+    gf_status st = cfg_parse(current, &b);
+    if (st != GF_OK) {
+        cfg_items_free(&a);
+        return st;
+    }
+    size_t len = 0;
+    /* A message must stay readable (and fit the error message): the first keys, then a count. */
+    const int shown = 12;
+    for (int pass = 0; pass < 2 && st == GF_OK; ++pass) {
+        const cfg_items *from = pass ? &b : &a, *other = pass ? &a : &b;
+        for (size_t i = 0; i < from->n && st == GF_OK; ++i) {
+            const cfg_item *x = &from->item[i], *y = cfg_find(other, x->key);
+            char plain[2100], shown_key[2200];
+            cfg_plain_key(x->key, plain, sizeof plain);
+            /* Keys in both are compared once, in the first pass. */
+            if ((pass && y) || cfg_may_differ(plain) || (y && cfg_same_value(x->value, y->value)))
+                continue;
+            if (++*ndiff > shown)
+                continue;
+            cfg_display_key(&a, &b, x->key, shown_key, sizeof shown_key);
+            const char *was = pass ? NULL : x->value,
+                       *now = pass ? x->value : (y ? y->value : NULL);
+            st = cfg_report(report, &len, shown_key, was, now);
+        }
+    }
+    if (st == GF_OK && *ndiff > shown) {
+        char more[64];
+        snprintf(more, sizeof more, "  and %d more\n", *ndiff - shown);
+        size_t add = strlen(more);
+        st = gf_grow((void **)report, len + add + 1, 1);
+        if (st == GF_OK) {
+            memcpy(*report + len, more, add + 1);
+            len += add;
+        }
+    }
+    /* No final newline: the report ends a message. */
+    if (st == GF_OK && len > 0)
+        (*report)[len - 1] = '\0';
+    if (st != GF_OK) {
+        free(*report);
+        *report = NULL;
+    }
+    cfg_items_free(&a);
+    cfg_items_free(&b);
+    return st;
+}
