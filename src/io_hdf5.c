@@ -770,9 +770,12 @@ static void read_header(h5file *f, const gf_sim *sim, ckpt_header *h) {
     attr_read(f, f->file, "decomposition", H5T_NATIVE_INT, 3, h->dims);
     attr_read(f, f->file, "box_min", H5T_NATIVE_DOUBLE, 3, h->lo);
     attr_read(f, f->file, "box_max", H5T_NATIVE_DOUBLE, 3, h->hi);
-    if (f->local == GF_OK && (h->count < 0 || h->nranks < 1))
-        H5_FAIL(f, "'%s' has an invalid header (particle_count %lld, rank_count %d)", f->path,
-                h->count, h->nranks);
+    if (f->local == GF_OK &&
+        (h->count < 0 || h->nranks < 1 || h->step < 0 || !isfinite(h->time) || h->time < 0.0))
+        H5_FAIL(f,
+                "'%s' has an invalid header (particle_count %lld, rank_count %d, step %lld, time "
+                "%g): a damaged checkpoint?",
+                f->path, h->count, h->nranks, h->step, h->time);
     for (int a = 0; a < 3 && f->local == GF_OK; ++a)
         if (h->lo[a] != sim->lo[a] || h->hi[a] != sim->hi[a])
             H5_FAIL(f,
@@ -860,8 +863,100 @@ static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
 
 /* The particles into the simulation: kept in file order when the layout is unchanged, else sent
  * to their owners. Collective; returns the agreed status. */
-static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int same,
-                                 const char *path) {
+/* What no run writes into a checkpoint: NULL if the particle is plausible, else what is wrong
+ * with it (a bit flip or a foreign writer). */
+static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t next_id, char *why,
+                               size_t size) {
+    double qn = 0.0;
+    for (int c = 0; c < 4; ++c)
+        qn += p->q[c] * p->q[c];
+    if (p->id < 0 || p->id >= next_id)
+        snprintf(why, size, "its id is outside [0, %lld), the ids given so far",
+                 (long long)next_id);
+    else if (!(isfinite(p->radius) && p->radius > 0.0))
+        snprintf(why, size, "radius %g", p->radius);
+    else if (!(isfinite(p->inv_mass) && p->inv_mass >= 0.0))
+        snprintf(why, size, "inverse mass %g", p->inv_mass);
+    else if (!(fabs(sqrt(qn) - 1.0) <= 1e-6))
+        snprintf(why, size, "an orientation quaternion of norm %g", sqrt(qn));
+    else {
+        why[0] = '\0';
+        for (int c = 0; c < 3 && !why[0]; ++c) {
+            if (!(isfinite(p->inv_inertia[c]) && p->inv_inertia[c] >= 0.0))
+                snprintf(why, size, "inverse inertia %g", p->inv_inertia[c]);
+            else if (!isfinite(p->v[c]) || !isfinite(p->w[c]))
+                snprintf(why, size, "a non-finite velocity");
+            else if (!(p->x[c] >= sim->lo[c] && p->x[c] <= sim->hi[c]))
+                snprintf(why, size, "position %g along %c, outside the box [%g, %g]", p->x[c],
+                         "xyz"[c], sim -> lo[c], sim -> hi[c]);
+        }
+        if (!why[0])
+            return NULL;
+    }
+    return why;
+}
+
+static int cmp_id(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Collective: no id is held twice anywhere. Each id goes to the rank id mod P, which sorts what
+ * it gets. */
+static gf_status check_unique_ids(const gf_sim *sim, const char *path) {
+    const gf_particles *pp = &sim->particles;
+    int P = sim->par ? sim->par->size : 1;
+    size_t n = pp->n_local;
+    int64_t *ids = NULL;
+    size_t nin = 0;
+    gf_status st = GF_OK;
+    if (P == 1) {
+        ids = gf_malloc(n + 1, sizeof *ids);
+        if (!ids)
+            return gf_error_status();
+        memcpy(ids, pp->id, n * sizeof *ids);
+        nin = n;
+    } else {
+        size_t *counts = gf_calloc((size_t)P, sizeof *counts);
+        size_t *fill = gf_calloc((size_t)P + 1, sizeof *fill);
+        int64_t *out = gf_malloc(n + 1, sizeof *out);
+        if (!counts || !fill || !out)
+            st = gf_error_status();
+        for (size_t i = 0; st == GF_OK && i < n; ++i)
+            counts[(uint64_t)pp->id[i] % (uint64_t)P]++;
+        for (int k = 0; st == GF_OK && k < P; ++k)
+            fill[k + 1] = fill[k] + counts[k];
+        for (size_t i = 0; st == GF_OK && i < n; ++i)
+            out[fill[(uint64_t)pp->id[i] % (uint64_t)P]++] = pp->id[i];
+        for (int k = 0; st == GF_OK && k < P; ++k)
+            counts[k] *= sizeof(int64_t);
+        void *in = NULL;
+        size_t inlen = 0;
+        st = gf_par_agree(sim->par, st, NULL);
+        if (st == GF_OK)
+            st = gf_par_alltoallv_bytes(sim->par, out, counts, &in, &inlen);
+        ids = in;
+        nin = inlen / sizeof(int64_t);
+        free(counts);
+        free(fill);
+        free(out);
+    }
+    if (st == GF_OK && nin > 1) {
+        qsort(ids, nin, sizeof *ids, cmp_id);
+        for (size_t i = 1; i < nin; ++i)
+            if (ids[i] == ids[i - 1]) {
+                st = GF_ERROR(GF_ERR_INPUT,
+                              "'%s': particle id %lld appears twice (a damaged checkpoint?)", path,
+                              (long long)ids[i]);
+                break;
+            }
+    }
+    free(ids);
+    return st;
+}
+
+static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int same, const char *path,
+                                 int64_t next_id) {
     size_t n = rows->n;
     gf_particle *recs = gf_malloc(n + 1, sizeof *recs);
     gf_status st = recs ? GF_OK : gf_error_status();
@@ -880,11 +975,16 @@ static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int sam
         p->radius = rows->r[i];
         p->inv_mass = rows->im[i];
         p->material = rows->mat[i];
+        char why[160];
         if (p->material < 0 || p->material >= sim->materials.count)
             st = GF_ERROR(GF_ERR_INPUT,
                           "'%s': particle %lld has material %d, the configuration "
                           "defines %d",
                           path, (long long)p->id, p->material, sim->materials.count);
+        else if (implausible(sim, p, next_id, why, sizeof why))
+            st = GF_ERROR(GF_ERR_INPUT,
+                          "'%s': particle %lld is implausible: %s (a damaged checkpoint?)", path,
+                          (long long)p->id, why);
     }
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
@@ -1017,7 +1117,11 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     st = h5_close(&f);
 
     if (st == GF_OK)
-        st = place_particles(sim, &rows, same, path);
+        st = place_particles(sim, &rows, same, path, (int64_t)s.next_id);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    if (st == GF_OK)
+        st = check_unique_ids(sim, path);
     if (st == GF_OK)
         st = place_warmstart(sim, wn, wpair, wimp, same);
     particle_rows_free(&rows);
@@ -1027,7 +1131,14 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     free(wimp);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
-    GF_TRY(st);
+    if (st != GF_OK) {
+        /* A refused checkpoint leaves nothing of itself behind. */
+        gf_particles_free(&sim->particles);
+        gf_particles_init(&sim->particles);
+        gf_warmstart_free(&sim->warm);
+        gf_warmstart_init(&sim->warm);
+        return st;
+    }
     sim->step = (long)h.step;
     sim->time = h.time;
     sim->next_id = s.next_id;

@@ -396,6 +396,97 @@ static void test_bad_checkpoints(void **state) {
     expect_restart_error(snap, "not a granflow checkpoint");
 }
 
+/* Rank 0: a copy of a checkpoint with one value of a dataset (row, column) replaced, or with
+ * the root attribute `attr` set to v when dataset is NULL. */
+static void damage(const char *from, const char *to, const char *dataset, int ncols, int row,
+                   int col, double v, const char *attr) {
+    if (P.rank != 0)
+        return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    if (!dataset) {
+        hid_t a = H5Aopen(f, attr, H5P_DEFAULT);
+        assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &v) >= 0);
+        H5Aclose(a);
+        H5Fclose(f);
+        return;
+    }
+    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[2] = {(hsize_t)row, (hsize_t)col}, count[2] = {1, 1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(ncols > 1 ? 2 : 1, count, NULL);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &v) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+/* Damaged checkpoints (issue 16): values no run writes are refused, naming the particle and what
+ * is wrong, on every rank count (the uniqueness of ids across ranks too); before, they restarted
+ * with exit 0 and NaN orientations or vanished particles later. */
+static void test_damaged_checkpoints(void **state) {
+    (void)state;
+    char good[512], bad[512];
+    path_of(good, sizeof good, "undamaged.ckpt.h5");
+    path_of(bad, sizeof bad, "damaged.ckpt.h5");
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    GF_ASSERT_OK(gf_sim_step(&a));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, good));
+    gf_sim_free(&a);
+    const struct {
+        const char *dataset;
+        int ncols, row, col;
+        double value;
+        const char *attr, *fragment;
+    } cases[] = {
+        {"/particles/id", 1, 7, 0, -5, NULL, "its id is outside"},
+        {"/particles/id", 1, 7, 0, 1e12, NULL, "its id is outside"},
+        {"/particles/radius", 1, 3, 0, 0.0, NULL, "radius 0"},
+        {"/particles/radius", 1, 3, 0, NAN, NULL, "radius nan"},
+        {"/particles/orientation", 4, 5, 0, 0.0, NULL, "quaternion of norm"},
+        {"/particles/velocity", 3, 9, 1, NAN, NULL, "non-finite velocity"},
+        {"/particles/position", 3, 2, 1, 0.5, NULL, "outside the box"},
+        {"/particles/inverse_mass", 1, 4, 0, -1.0, NULL, "inverse mass -1"},
+        {NULL, 0, 0, 0, NAN, "time", "invalid header"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        damage(good, bad, cases[k].dataset, cases[k].ncols, cases[k].row, cases[k].col,
+               cases[k].value, cases[k].attr);
+        MPI_Barrier(MPI_COMM_WORLD);
+        expect_restart_error(bad, cases[k].fragment);
+    }
+    /* Two particles with one id: rows 0 and 300 (on different ranks of the writer). */
+    if (P.rank == 0) {
+        hid_t f = H5Fopen(good, H5F_ACC_RDONLY, H5P_DEFAULT);
+        hid_t d = H5Dopen2(f, "/particles/id", H5P_DEFAULT);
+        hid_t fs = H5Dget_space(d);
+        hsize_t n = 0;
+        H5Sget_simple_extent_dims(fs, &n, NULL);
+        int64_t *id = malloc(n * sizeof *id);
+        assert_true(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, id) >= 0);
+        H5Sclose(fs);
+        H5Dclose(d);
+        H5Fclose(f);
+        damage(good, bad, "/particles/position", 3, 0, 0, 0.05, NULL); /* any copy */
+        f = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+        d = H5Dopen2(f, "/particles/id", H5P_DEFAULT);
+        id[n - 1] = id[0];
+        assert_true(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, id) >= 0);
+        H5Dclose(d);
+        H5Fclose(f);
+        free(id);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_restart_error(bad, "appears twice");
+}
+
 /* ---- warm-start entries across a restart (issue 11) ----------------------------------------- */
 
 typedef struct {
@@ -805,6 +896,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_restart_equivalence, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_checkpoints, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_damaged_checkpoints, setup, teardown),
     cmocka_unit_test_setup_teardown(test_warmstart_entries_after_restart, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rank_offsets_layout, setup, teardown),
     cmocka_unit_test_setup_teardown(test_legacy_rank_offsets, setup, teardown),
