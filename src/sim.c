@@ -295,9 +295,10 @@ static gf_status check_state(const gf_sim *sim) {
     return GF_OK;
 }
 
-/* The figures of this step's contacts, before integration and migration reorder the particles;
- * the run's sums and maxima, and the solver's convergence. */
-static void contact_figures(gf_sim *sim) {
+/* The tallies of a step, right after its solve: the figures of its contacts (before integration
+ * and migration reorder the particles), the run's sums and maxima, the particles stepped and
+ * the solver's sweeps and convergence. */
+static void tally_step(gf_sim *sim) {
     const gf_particles *p = &sim->particles;
     const gf_contacts *c = &sim->contacts;
     gf_contact_figures f = {(int64_t)c->count, 0, 0, 0.0, 0.0};
@@ -385,7 +386,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     tm->elapsed[GF_TIMER_SOLVE] -= tm->elapsed[GF_TIMER_COMM] - comm_before;
     GF_TRY(st);
 
-    contact_figures(sim);
+    tally_step(sim);
 
     gf_timer_start(tm, GF_TIMER_INTEGRATE);
     gf_integrate_positions(&sim->particles, sim->dt);

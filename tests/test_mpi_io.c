@@ -690,20 +690,30 @@ static void assert_tools_offsets(const char *path, const long long *want) {
     gf_snapshot_close(&s);
 }
 
+/* A sim stepped 60 times (warm-start entries present), written as <tag>.h5 and <tag>.ckpt.h5;
+ * returns the particle rank offsets expected of both files (malloc'd). */
+static long long *written_state(gf_sim *a, const char *tag, char snap[512], char ckpt[512]) {
+    make_sim(a, &P, 1);
+    for (int s = 0; s < 60; ++s)
+        GF_ASSERT_OK(gf_sim_step(a));
+    char name[128];
+    snprintf(name, sizeof name, "%s.h5", tag);
+    path_of(snap, 512, name);
+    snprintf(name, sizeof name, "%s.ckpt.h5", tag);
+    path_of(ckpt, 512, name);
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, a, snap));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, a, ckpt));
+    long long *poffs = malloc(((size_t)P.size + 1) * sizeof *poffs);
+    prefix_of((int64_t)a->particles.n_local, poffs);
+    return poffs;
+}
+
 static void test_rank_offsets_layout(void **state) {
     (void)state;
     gf_sim a;
-    make_sim(&a, &P, 1);
-    for (int s = 0; s < 60; ++s)
-        GF_ASSERT_OK(gf_sim_step(&a));
     char snap[512], ckpt[512];
-    path_of(snap, sizeof snap, "layout.h5");
-    path_of(ckpt, sizeof ckpt, "layout.ckpt.h5");
-    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &a, snap));
-    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, ckpt));
-    long long *poffs = malloc(((size_t)P.size + 1) * sizeof *poffs);
+    long long *poffs = written_state(&a, "layout", snap, ckpt);
     long long *woffs = malloc(((size_t)P.size + 1) * sizeof *woffs);
-    prefix_of((int64_t)a.particles.n_local, poffs);
     prefix_of((int64_t)a.warm.n, woffs);
     assert_true(woffs[P.size] > 0);
     if (P.rank == 0) {
@@ -765,16 +775,8 @@ static void to_legacy_offsets(hid_t f, const char *group) {
 static void test_legacy_rank_offsets(void **state) {
     (void)state;
     gf_sim a;
-    make_sim(&a, &P, 1);
-    for (int s = 0; s < 60; ++s)
-        GF_ASSERT_OK(gf_sim_step(&a));
     char snap[512], ckpt[512];
-    path_of(snap, sizeof snap, "legacy.h5");
-    path_of(ckpt, sizeof ckpt, "legacy.ckpt.h5");
-    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &a, snap));
-    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, ckpt));
-    long long *poffs = malloc(((size_t)P.size + 1) * sizeof *poffs);
-    prefix_of((int64_t)a.particles.n_local, poffs);
+    long long *poffs = written_state(&a, "legacy", snap, ckpt);
     if (P.rank == 0) {
         hid_t f = H5Fopen(snap, H5F_ACC_RDWR, H5P_DEFAULT);
         to_legacy_offsets(f, "particles");
