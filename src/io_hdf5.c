@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +21,8 @@
 
 #define FORMAT_SNAPSHOT "granflow snapshot 1"
 #define FORMAT_CHECKPOINT "granflow checkpoint 1"
+/* Datasets are written in chunks of about this size (each with its checksum). */
+#define CHUNK_BYTES ((size_t)1 << 20)
 
 static volatile sig_atomic_t checkpoint_requested = 0;
 
@@ -100,6 +103,8 @@ typedef struct {
     const char *path;
     gf_status st;    /* agreed: the same on every rank; once failed, the helpers do nothing */
     gf_status local; /* this rank's first failure since the last agreement */
+    int counting;    /* the layout pass: nothing is written, the bytes are added up */
+    double bytes;    /* what the file will hold, from the layout pass */
 } h5file;
 
 /* Records this rank's failure (the first since the last agreement). */
@@ -125,6 +130,16 @@ static gf_status h5_agree(h5file *f) {
     return f->st;
 }
 
+/* Groups of a file being written; in the layout pass there is no file (-1 then). */
+static hid_t group_create(h5file *f, const char *name) {
+    if (f->counting || f->st != GF_OK)
+        return -1;
+    hid_t g = H5Gcreate2(f->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        H5_FAIL(f, "creating group /%s in '%s' failed", name, f->path);
+    return g;
+}
+
 static void comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
     if (sim->par) {
         *comm = sim->par->comm;
@@ -137,8 +152,17 @@ static void comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
     }
 }
 
-/* Collective; returns the agreed status. On failure nothing is left open. */
-static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int create) {
+/* Opens `path` with the serial driver on this rank alone (file locking off: parallel file
+ * systems often lack it), read-write or read-only; -1 if it is no readable HDF5 file. */
+static hid_t serial_open(const char *path, unsigned mode) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_file_locking(fapl, 0, 1);
+    hid_t file = H5Fopen(path, mode, fapl);
+    H5Pclose(fapl);
+    return file;
+}
+
+static void h5file_init(h5file *f, const gf_sim *sim, const char *path) {
     memset(f, 0, sizeof *f);
     f->par = sim->par;
     f->path = path;
@@ -146,6 +170,20 @@ static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int cre
     f->dxpl = -1;
     comm_of(sim, &f->comm, &f->rank, &f->size);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors become granflow messages */
+}
+
+/* Collective; returns the agreed status. On failure nothing is left open. */
+static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int create) {
+    h5file_init(f, sim, path);
+    /* In a collective open rank 0 reads the superblock and sends it to the others: a file it
+     * cannot parse leaves them waiting. So rank 0 first opens the file alone, and all agree. */
+    if (!create && f->rank == 0) {
+        hid_t file = serial_open(path, H5F_ACC_RDONLY);
+        if (file < 0 || H5Fclose(file) < 0)
+            H5_FAIL(f, "cannot open '%s' as an HDF5 file (missing, truncated or not HDF5)", path);
+    }
+    if (h5_agree(f) != GF_OK)
+        return f->st;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
     if (create)
@@ -153,8 +191,10 @@ static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int cre
     else
         f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
+    /* Writes of checksummed chunks must be collective. Reads are independent: a checksum that
+     * fails on one rank inside a collective read would leave the others waiting in it. */
     f->dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(f->dxpl, H5FD_MPIO_COLLECTIVE);
+    H5Pset_dxpl_mpio(f->dxpl, create ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
     if (f->file < 0) {
         if (create)
             H5_FAIL(f, "cannot create '%s' (does the directory exist and is it writable?)", path);
@@ -186,6 +226,10 @@ static void attr_write(h5file *f, hid_t obj, const char *name, hid_t type, int n
                        const void *data) {
     if (f->st != GF_OK)
         return;
+    if (f->counting) {
+        f->bytes += (double)n * (double)H5Tget_size(type) + 256.0;
+        return;
+    }
     hsize_t dims = (hsize_t)n;
     hid_t space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
     hid_t a = obj >= 0 ? H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
@@ -224,11 +268,30 @@ static void dset_write(h5file *f, hid_t loc, const char *name, hid_t type, int n
                        const char *desc) {
     if (f->st != GF_OK)
         return;
+    size_t row_bytes = (size_t)ncols * H5Tget_size(type);
+    size_t chunk_rows = CHUNK_BYTES / row_bytes > 0 ? CHUNK_BYTES / row_bytes : 1;
+    if (f->counting) {
+        /* Data, its chunk index and checksums, the attributes and the object header. */
+        size_t chunks = (global_n + chunk_rows - 1) / chunk_rows;
+        f->bytes += (double)global_n * (double)row_bytes + 64.0 * (double)chunks + 4096.0;
+        return;
+    }
     hsize_t gdims[2] = {(hsize_t)global_n, (hsize_t)ncols};
     int rank = ncols > 1 ? 2 : 1;
     hid_t fspace = H5Screate_simple(rank, gdims, NULL);
-    hid_t d =
-        loc >= 0 ? H5Dcreate2(loc, name, type, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    /* Chunks with Fletcher32 checksums, so that a damaged checkpoint or snapshot is refused
+     * when read instead of restarting from altered data. */
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (global_n > 0) {
+        hsize_t chunk[2] = {(hsize_t)(chunk_rows < global_n ? chunk_rows : global_n),
+                            (hsize_t)ncols};
+        if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0)
+            H5_FAIL(f, "setting up the checksums of dataset '%s' in '%s' failed", name, f->path);
+    }
+    hid_t d = loc >= 0 && f->local == GF_OK
+                  ? H5Dcreate2(loc, name, type, fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT)
+                  : -1;
+    H5Pclose(dcpl);
     if (d < 0)
         H5_FAIL(f, "creating dataset '%s' in '%s' failed", name, f->path);
     /* The write is collective: every rank has the dataset, or none writes. */
@@ -476,9 +539,7 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
-        g = H5Gcreate2(f->file, "particles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0)
-            H5_FAIL(f, "creating group /particles in '%s' failed", f->path);
+        g = group_create(f, "particles");
         for (size_t i = 0; i < n; ++i)
             order[i] = i;
         /* A checkpoint keeps the in-memory order (bit-for-bit restart); snapshots sort by id. */
@@ -557,9 +618,7 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
-        g = H5Gcreate2(f->file, "contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0)
-            H5_FAIL(f, "creating group /contacts in '%s' failed", f->path);
+        g = group_create(f, "contacts");
         for (size_t j = 0; j < n; ++j) {
             ids[2 * j] = c->id1[j];
             ids[2 * j + 1] = c->id2[j];
@@ -608,9 +667,7 @@ static void write_warmstart(h5file *f, const gf_sim *sim) {
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
-        g = H5Gcreate2(f->file, "warmstart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0)
-            H5_FAIL(f, "creating group /warmstart in '%s' failed", f->path);
+        g = group_create(f, "warmstart");
         for (size_t k = 0; k < n; ++k) {
             ids[2 * k] = ws->a[k];
             ids[2 * k + 1] = ws->b[k];
@@ -641,9 +698,7 @@ static void write_state(h5file *f, const gf_sim *sim) {
         h5_local(f, gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM));
         h5_local(f, gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM));
     }
-    hid_t g = H5Gcreate2(f->file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (g < 0)
-        H5_FAIL(f, "creating group /state in '%s' failed", f->path);
+    hid_t g = group_create(f, "state");
     long long v[2] = {sim->next_id, sim->expected_particles - deleted};
     long long created = sim->created_inflow;
     /* The run's totals, so statistics continue across a restart. */
@@ -663,15 +718,84 @@ static void write_state(h5file *f, const gf_sim *sim) {
     h5_agree(f);
 }
 
-gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char *path) {
+typedef void (*file_writer)(h5file *f, const gf_output *o, const gf_sim *sim);
+
+static void snapshot_body(h5file *f, const gf_output *o, const gf_sim *sim) {
+    int64_t n = 0;
+    write_particles(f, sim, 0, &n);
+    header(f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
+    if (o && o->contacts)
+        write_contacts(f, sim);
+}
+
+static void checkpoint_body(h5file *f, const gf_output *o, const gf_sim *sim) {
+    int64_t n = 0;
+    write_particles(f, sim, 1, &n);
+    header(f, sim, n, FORMAT_CHECKPOINT, o ? o->config_text : NULL);
+    write_warmstart(f, sim);
+    write_state(f, sim);
+}
+
+/* Collective: the bytes `body` will write, from a pass that writes nothing, with room for the
+ * superblock, the groups and HDF5's free-space slack. */
+static gf_status layout_bytes(file_writer body, const gf_output *o, const gf_sim *sim,
+                              double *bytes) {
+    h5file f;
+    h5file_init(&f, sim, "");
+    f.counting = 1;
+    body(&f, o, sim);
+    *bytes = 1.05 * f.bytes + 65536.0;
+    return h5_agree(&f);
+}
+
+/* Rank 0 reserves the file's space before anything is written. A full disk or an exhausted
+ * quota is then found here, where every rank agrees on it, and not in HDF5's collective flush
+ * at close, where the failing rank leaves the others waiting inside HDF5 for good. */
+static void reserve(h5file *f, double bytes) {
+    if (f->st == GF_OK && f->rank == 0) {
+        int fd = open(f->path, O_WRONLY);
+        int rc = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)bytes);
+        if (fd >= 0 && close(fd) != 0 && rc == 0)
+            rc = errno;
+        /* A file system that cannot reserve space is written without reservation. */
+        if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
+            H5_FAIL(f, "cannot reserve %.0f bytes for '%s': %s", bytes, f->path, strerror(rc));
+    }
+    h5_agree(f);
+}
+
+/* Rank 0, after the parallel close: opening the file once more with the serial driver checks that
+ * it is complete, and closing it gives back the space reserved beyond its end. */
+static gf_status read_back(const char *path) {
+    hid_t file = serial_open(path, H5F_ACC_RDWR);
+    if (file < 0 || H5Fclose(file) < 0)
+        return GF_ERROR(GF_ERR_IO, "'%s' cannot be read back after writing it", path);
+    return GF_OK;
+}
+
+/* Collective: writes `path` with `body`; a failed file is removed. */
+static gf_status write_file(file_writer body, const gf_output *o, const gf_sim *sim,
+                            const char *path) {
+    double bytes = 0.0;
+    GF_TRY(layout_bytes(body, o, sim, &bytes));
     h5file f;
     GF_TRY(h5_open(&f, sim, path, 1));
-    int64_t n = 0;
-    write_particles(&f, sim, 0, &n);
-    header(&f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
-    if (o && o->contacts)
-        write_contacts(&f, sim);
-    return h5_close(&f);
+    reserve(&f, bytes);
+    body(&f, o, sim);
+    gf_status st = h5_close(&f);
+    if (f.rank == 0) {
+        if (st == GF_OK)
+            st = read_back(path);
+        if (st != GF_OK)
+            unlink(path);
+    }
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char *path) {
+    return write_file(snapshot_body, o, sim, path);
 }
 
 /* Rank 0, after every rank wrote its part: the complete file replaces the checkpoint, which is
@@ -689,14 +813,7 @@ static gf_status install_checkpoint(const char *tmp, const char *path) {
 gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path) {
     char tmp[GF_IO_PATH + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    h5file f;
-    GF_TRY(h5_open(&f, sim, tmp, 1));
-    int64_t n = 0;
-    write_particles(&f, sim, 1, &n);
-    header(&f, sim, n, FORMAT_CHECKPOINT, o ? o->config_text : NULL);
-    write_warmstart(&f, sim);
-    write_state(&f, sim);
-    gf_status st = h5_close(&f);
+    gf_status st = write_file(checkpoint_body, o, sim, tmp);
     /* Only a file every rank completed replaces the previous checkpoint. */
     int rank = sim->par ? sim->par->rank : 0;
     if (st == GF_OK && rank == 0)

@@ -240,6 +240,12 @@ static gf_status update_margin(gf_sim *sim) {
             "at step %ld the fastest particle (%g m/s with a step's gravity) would move %g m in "
             "one step of %g s, more than the box (%g m): reduce Time.dt",
             sim->step, v, disp, sim->dt, extent));
+    if (sim->dt * vwall > extent)
+        return gf_error_everywhere(
+            GF_ERROR(GF_ERR_INPUT,
+                     "a wall moving at %g m/s would move %g m in one step of %g s, more than the "
+                     "box (%g m): reduce its velocity or Time.dt",
+                     vwall, sim->dt * vwall, sim->dt, extent));
     if (!sim->warned_displacement && m[1] > 0.0 && disp > 0.5 * m[1]) {
         sim->warned_displacement = 1;
         if (!sim->par || sim->par->rank == 0)

@@ -528,6 +528,21 @@ static void test_absurd_time_step(void **state) {
              "%s/configs/demo.cfg -Time.dt=1 -Time.steps=3 -Output.checkpoint=%s/dt.h5",
              GF_SOURCE_DIR, tmpdir);
     expect(args, 0, "more than the box", "reduce Time.dt");
+    /* Absurd speeds are refused, not turned into garbage: spheres at 1e20 m/s, a wall at 1e20
+     * m/s (which used to eject every sphere out of the box, counted as outflow, exit 0). */
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg '-Lattice.velocity=<0,1e20,0>' -Time.steps=3 "
+             "-Output.checkpoint=%s/dt.h5",
+             GF_SOURCE_DIR, tmpdir);
+    expect(args, 0, "(1e+20 m/s with a step's gravity)", "reduce Time.dt");
+    const char *cfg = write_cfg("piston.cfg", "Domain { min <0,0,0>; max <0.1,0.1,0.2>; "
+                                              "box_walls true; Wall { point <0,0,0.01>; "
+                                              "normal <0,0,1>; velocity <0,0,1e20>; } }\n"
+                                              "Lattice { count <4,4,4>; origin <0.02,0.02,0.05>; "
+                                              "spacing 0.0115; radius 0.004; }\n"
+                                              "Time { dt 1e-4; steps 3; }\n");
+    snprintf(args, sizeof args, "%s -Output.checkpoint=%s/dt.h5", cfg, tmpdir);
+    expect(args, 0, "a wall moving at 1e+20 m/s", "reduce its velocity");
     /* The demo's spheres (radius 4 mm) move at up to 0.87 m/s: 3 ms is 0.65 radii a step. */
     snprintf(args, sizeof args,
              "%s/configs/demo.cfg -Time.dt=3e-3 -Time.steps=3 -Output.checkpoint=%s/dt.h5",

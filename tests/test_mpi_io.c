@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "granflow/io.h"
@@ -487,6 +489,62 @@ static void test_damaged_checkpoints(void **state) {
     expect_restart_error(bad, "appears twice");
 }
 
+/* Rank 0: a copy of a checkpoint with the lowest bit of the value at `index` (in file order) of
+ * a dataset's first chunk flipped on disk, behind HDF5's back: a change of one unit in the last
+ * place that no plausibility check can see. */
+static void flip_bit(const char *from, const char *to, const char *dataset, size_t index) {
+    if (P.rank != 0)
+        return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
+    assert_true(d >= 0);
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0, offset[2];
+    unsigned mask = 0;
+    hid_t fs = H5Dget_space(d);
+    if (H5Dget_chunk_info(d, fs, 0, offset, &mask, &addr, &size) < 0)
+        fail_msg("%s is not chunked: its values have no checksum", dataset);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+    assert_true(8 * index + 8 < size);
+    FILE *io = fopen(to, "r+b");
+    assert_non_null(io);
+    assert_int_equal(fseek(io, (long)(addr + 8 * index), SEEK_SET), 0);
+    int c = fgetc(io);
+    assert_int_equal(fseek(io, (long)(addr + 8 * index), SEEK_SET), 0);
+    fputc(c ^ 1, io);
+    fclose(io);
+}
+
+/* A single flipped bit in the stored values is refused by the datasets' checksums (issue 16),
+ * naming the file and the dataset. */
+static void test_flipped_bits_refused(void **state) {
+    (void)state;
+    char good[512], bad[512];
+    path_of(good, sizeof good, "sound.ckpt.h5");
+    path_of(bad, sizeof bad, "flipped.ckpt.h5");
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    for (int s = 0; s < 3; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, good));
+    gf_sim_free(&a);
+    const char *datasets[] = {"/particles/position", "/particles/velocity", "/particles/id",
+                              "/particles/orientation"};
+    for (size_t k = 0; k < sizeof datasets / sizeof datasets[0]; ++k) {
+        flip_bit(good, bad, datasets[k], 5);
+        MPI_Barrier(MPI_COMM_WORLD);
+        expect_restart_error(bad, strrchr(datasets[k], '/') + 1);
+        if (P.rank == 0 && !strstr(gf_error_message(), "flipped.ckpt.h5"))
+            fail_msg("the message does not name the file: %s", gf_error_message());
+        gf_error_clear();
+    }
+}
+
 /* ---- warm-start entries across a restart (issue 11) ----------------------------------------- */
 
 typedef struct {
@@ -882,6 +940,51 @@ static void test_one_rank_failure_agreed(void **state) {
     gf_sim_free(&b);
 }
 
+/* A full disk in the middle of a checkpoint (a file size limit: the ranks that write fail, those
+ * that do not carry on) is agreed on by every rank, reported naming the file, and leaves the
+ * previous checkpoint intact. */
+static void test_disk_full_checkpoint(void **state) {
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "full.ckpt.h5");
+    gf_sim a;
+    make_sim(&a, &P, 1);
+    for (int s = 0; s < 3; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+    for (int s = 0; s < 3; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    /* Larger than the superblock, smaller than one dataset of the checkpoint. */
+    struct rlimit old, full;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    full = old;
+    full.rlim_cur = 3000;
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &full), 0);
+    gf_status st = gf_io_write_checkpoint(NULL, &a, path);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, handler);
+    assert_int_equal(st, GF_ERR_IO);
+    if (P.size > 1)
+        assert_true(gf_error_agreed());
+    if (!strstr(gf_error_message(), "full.ckpt.h5"))
+        fail_msg("rank %d: the message does not name the file: %s", P.rank, gf_error_message());
+    gf_error_clear();
+    gf_sim b;
+    make_sim(&b, &P, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
+    assert_int_equal(b.step, 3);
+    /* With space again the same run writes its checkpoint. */
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+    gf_sim c;
+    make_sim(&c, &P, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&c, path));
+    assert_int_equal(c.step, 6);
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+    gf_sim_free(&c);
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_mpi_tmpdir(dir, sizeof dir, "io");
@@ -899,11 +1002,13 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_checkpoints, setup, teardown),
     cmocka_unit_test_setup_teardown(test_damaged_checkpoints, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_flipped_bits_refused, setup, teardown),
     cmocka_unit_test_setup_teardown(test_warmstart_entries_after_restart, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rank_offsets_layout, setup, teardown),
     cmocka_unit_test_setup_teardown(test_legacy_rank_offsets, setup, teardown),
     cmocka_unit_test_setup_teardown(test_checkpoint_keeps_previous, setup, teardown),
     cmocka_unit_test_setup_teardown(test_one_rank_failure_agreed, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_disk_full_checkpoint, setup, teardown),
 };
 
 GF_TEST_MPI_MAIN(tests)

@@ -218,6 +218,25 @@ static void test_unconverged_and_stepped(void **state) {
     }
 }
 
+/* A row that cannot be written (a full disk: /dev/full takes the open and refuses the data) is
+ * an error naming the file, not a silent gap in the series. */
+static void test_full_disk_reported(void **state) {
+    (void)state;
+    gf_sim sim;
+    make_sim(&sim);
+    add_sphere(&sim, 0, 0.0, 0.0, 0.5, 0.01);
+    gf_stats st;
+    stats_every(&st, &sim, 1, "unused.csv");
+    snprintf(st.file, sizeof st.file, "/dev/full");
+    GF_ASSERT_OK(gf_sim_step(&sim));
+    assert_int_equal(gf_stats_observe(&st, &sim, 0), GF_ERR_IO);
+    if (!strstr(gf_error_message(), "/dev/full"))
+        fail_msg("the message does not name the file: %s", gf_error_message());
+    gf_error_clear();
+    gf_stats_finish(&st, &sim);
+    gf_sim_free(&sim);
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_tmpdir(tmpdir, sizeof tmpdir, "stats");
@@ -235,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_relative_penetration),
         cmocka_unit_test(test_margin_without_lattice),
         cmocka_unit_test(test_unconverged_and_stepped),
+        cmocka_unit_test(test_full_disk_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
