@@ -7,22 +7,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads an attribute of exactly n values into out: a foreign or crafted file with another
- * shape is refused rather than written past the end of out. */
-static int attr(hid_t obj, const char *name, hid_t type, int n, void *out) {
+/* Reads an attribute of exactly n values of class cls (converted to type) into out: a foreign or
+ * crafted file with another shape is refused rather than written past the end of out, and one
+ * of another class (a string, or a float where a count is expected) rather than converted. */
+static int attr(hid_t obj, const char *name, H5T_class_t cls, hid_t type, int n, void *out) {
     if (H5Aexists(obj, name) <= 0)
         return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0)
         return -1;
-    hid_t sp = H5Aget_space(a);
-    int rc = sp >= 0 && H5Sget_simple_extent_npoints(sp) == n ? 0 : -1;
+    hid_t sp = H5Aget_space(a), t = H5Aget_type(a);
+    int rc = sp >= 0 && H5Sget_simple_extent_npoints(sp) == n && t >= 0 && H5Tget_class(t) == cls
+                 ? 0
+                 : -1;
+    if (t >= 0)
+        H5Tclose(t);
     if (sp >= 0)
         H5Sclose(sp);
     if (rc == 0 && H5Aread(a, type, out) < 0)
         rc = -1;
     H5Aclose(a);
     return rc;
+}
+
+/* The format attribute: one fixed-length string shorter than out, read without conversion (out
+ * is zeroed first, so it is terminated whatever the padding). An array of strings would be
+ * written past the end of out. */
+static void format_attr(hid_t f, char *out, size_t size) {
+    memset(out, 0, size);
+    if (H5Aexists(f, "format") <= 0)
+        return;
+    hid_t a = H5Aopen(f, "format", H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    size_t len = t >= 0 ? H5Tget_size(t) : 0;
+    if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0 &&
+        len > 0 && len < size && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, t, out) < 0)
+        memset(out, 0, size);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
 }
 
 /* The extent of a dataset of at most two dimensions (a crafted rank would overrun dims). */
@@ -36,28 +63,59 @@ static int extent2(hid_t space, hsize_t dims[2]) {
     return rank;
 }
 
-/* The rank groups: the dataset /particles/rank_offsets (files of earlier granflow versions have
- * an attribute of that name), absent in files that do not record them. Returns 0 unless they
- * are present but unreadable or inconsistent with the particle count. */
-static int read_rank_offsets(gf_snapshot *s, hid_t f) {
-    int nranks = 0;
-    if (attr(f, "rank_count", H5T_NATIVE_INT, 1, &nranks) || nranks < 1)
+/* Whether path is a dataset of class cls with rows x ncols values ([rows] or [rows, 1] for one
+ * column, [rows, ncols] otherwise), so that every read of it fits the buffers. */
+static int table(hid_t f, const char *path, H5T_class_t cls, int ncols, long long rows) {
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d < 0)
         return 0;
+    hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
+    hsize_t dims[2];
+    int rank = sp >= 0 ? extent2(sp, dims) : -1;
+    int ok = t >= 0 && H5Tget_class(t) == cls && rank > 0 && rows >= 0 &&
+             dims[0] == (hsize_t)rows && dims[1] == (hsize_t)(rank == 1 ? 1 : ncols) &&
+             (rank == 2 || ncols == 1);
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(d);
+    return ok;
+}
+
+/* The rank groups: the dataset /particles/rank_offsets (files of earlier granflow versions have
+ * an attribute of that name), absent in files that do not record them, and ignored without the
+ * root attribute rank_count. Returns 0 unless they are present but unreadable or inconsistent
+ * with the particle count. */
+static int read_rank_offsets(gf_snapshot *s, hid_t f) {
+    if (H5Aexists(f, "rank_count") <= 0)
+        return 0;
+    int nranks = 0;
+    if (attr(f, "rank_count", H5T_INTEGER, H5T_NATIVE_INT, 1, &nranks) || nranks < 1)
+        return -1;
     hid_t g = H5Gopen2(f, "/particles", H5P_DEFAULT);
     if (g < 0)
-        return 0;
+        return -1;
     int rc = 0;
     long long *offs = NULL;
-    hid_t d = H5Lexists(g, "rank_offsets", H5P_DEFAULT) > 0
-                  ? H5Dopen2(g, "rank_offsets", H5P_DEFAULT)
-                  : H5I_INVALID_HID;
-    hid_t a = d < 0 && H5Aexists(g, "rank_offsets") > 0 ? H5Aopen(g, "rank_offsets", H5P_DEFAULT)
-                                                        : H5I_INVALID_HID;
+    /* A link of that name that is no dataset (a group, a dangling link) is damage, not age. */
+    int linked = H5Lexists(g, "rank_offsets", H5P_DEFAULT) > 0;
+    hid_t d = linked ? H5Dopen2(g, "rank_offsets", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t a = !linked && H5Aexists(g, "rank_offsets") > 0 ? H5Aopen(g, "rank_offsets", H5P_DEFAULT)
+                                                          : H5I_INVALID_HID;
+    if (linked && d < 0)
+        rc = -1;
     if (d >= 0 || a >= 0) {
         hid_t sp = d >= 0 ? H5Dget_space(d) : H5Aget_space(a);
-        hssize_t n = H5Sget_simple_extent_npoints(sp);
-        H5Sclose(sp);
-        offs = n == nranks + 1 ? malloc((size_t)n * sizeof *offs) : NULL;
+        hid_t t = d >= 0 ? H5Dget_type(d) : H5Aget_type(a);
+        hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+        int integer = t >= 0 && H5Tget_class(t) == H5T_INTEGER;
+        if (t >= 0)
+            H5Tclose(t);
+        if (sp >= 0)
+            H5Sclose(sp);
+        /* nranks + 1 in long long: rank_count may be INT_MAX. */
+        offs = integer && n == (long long)nranks + 1 ? malloc((size_t)n * sizeof *offs) : NULL;
         if (!offs)
             rc = -1;
         else if (d >= 0)
@@ -82,6 +140,13 @@ static int read_rank_offsets(gf_snapshot *s, hid_t f) {
         free(offs);
     }
     return rc;
+}
+
+/* Refuses the file: the message (what is wrong, after the path), and the file closed. */
+static int refuse(gf_snapshot *s, char *err, size_t errsize, const char *what) {
+    snprintf(err, errsize, "%s: %s", s->path, what);
+    gf_snapshot_close(s);
+    return -1;
 }
 
 int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize) {
@@ -114,43 +179,39 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
         return -1;
     }
     s->hid = f;
-    char format[64] = "";
-    if (H5Aexists(f, "format") > 0) {
-        hid_t a = H5Aopen(f, "format", H5P_DEFAULT);
-        hid_t t = H5Aget_type(a);
-        size_t len = H5Tget_size(t);
-        if (len < sizeof format) {
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, len);
-            H5Aread(a, mt, format);
-            H5Tclose(mt);
+    char format[64];
+    format_attr(f, format, sizeof format);
+    if (strncmp(format, "granflow ", 9) != 0)
+        return refuse(s, err, errsize,
+                      "not a granflow snapshot (no 'format' attribute naming one)");
+    /* Each header value at the class and count the writer gives it. */
+    const struct {
+        const char *name;
+        H5T_class_t cls;
+        hid_t type;
+        int n;
+        void *out;
+    } head[] = {{"time", H5T_FLOAT, H5T_NATIVE_DOUBLE, 1, &s->time},
+                {"step", H5T_INTEGER, H5T_NATIVE_LLONG, 1, &s->step},
+                {"box_min", H5T_FLOAT, H5T_NATIVE_DOUBLE, 3, s->box_min},
+                {"box_max", H5T_FLOAT, H5T_NATIVE_DOUBLE, 3, s->box_max},
+                {"periodic", H5T_INTEGER, H5T_NATIVE_INT, 3, s->periodic},
+                {"particle_count", H5T_INTEGER, H5T_NATIVE_LLONG, 1, &s->count}};
+    char what[256];
+    for (size_t k = 0; k < sizeof head / sizeof head[0]; ++k)
+        if (attr(f, head[k].name, head[k].cls, head[k].type, head[k].n, head[k].out)) {
+            snprintf(what, sizeof what,
+                     "the header attribute '%s' is missing or has the wrong shape or type (not "
+                     "%d %s value(s); corrupt file?)",
+                     head[k].name, head[k].n,
+                     head[k].cls == H5T_INTEGER ? "integer" : "floating-point");
+            return refuse(s, err, errsize, what);
         }
-        H5Tclose(t);
-        H5Aclose(a);
-    }
-    if (strncmp(format, "granflow ", 9) != 0) {
-        snprintf(err, errsize, "%s: not a granflow snapshot (no 'format' attribute naming one)",
-                 path);
-        gf_snapshot_close(s);
-        return -1;
-    }
-    if (attr(f, "time", H5T_NATIVE_DOUBLE, 1, &s->time) ||
-        attr(f, "step", H5T_NATIVE_LLONG, 1, &s->step) ||
-        attr(f, "box_min", H5T_NATIVE_DOUBLE, 3, s->box_min) ||
-        attr(f, "box_max", H5T_NATIVE_DOUBLE, 3, s->box_max) ||
-        attr(f, "periodic", H5T_NATIVE_INT, 3, s->periodic) ||
-        attr(f, "particle_count", H5T_NATIVE_LLONG, 1, &s->count)) {
-        snprintf(err, errsize,
-                 "%s: the header lacks time, step, box or particle_count, or one has the wrong "
-                 "shape",
-                 path);
-        gf_snapshot_close(s);
-        return -1;
-    }
     int sane = isfinite(s->time) && s->step >= 0 && s->count >= 0;
     for (int k = 0; k < 3; ++k)
         sane = sane && isfinite(s->box_min[k]) && isfinite(s->box_max[k]) &&
-               s->box_max[k] > s->box_min[k] && (s->periodic[k] == 0 || s->periodic[k] == 1);
+               s->box_max[k] > s->box_min[k] && isfinite(s->box_max[k] - s->box_min[k]) &&
+               (s->periodic[k] == 0 || s->periodic[k] == 1);
     if (!sane) {
         snprintf(err, errsize,
                  "%s: the header holds impossible values (time %g, step %lld, %lld particles, a "
@@ -159,37 +220,53 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
         gf_snapshot_close(s);
         return -1;
     }
-    const char *need[] = {"/particles/id", "/particles/position", "/particles/velocity",
-                          "/particles/angular_velocity", "/particles/radius"};
-    for (size_t k = 0; k < sizeof need / sizeof need[0]; ++k)
-        if (H5Lexists(f, "/particles", H5P_DEFAULT) <= 0 ||
-            H5Lexists(f, need[k], H5P_DEFAULT) <= 0) {
-            snprintf(err, errsize, "%s: missing dataset %s", path, need[k]);
-            gf_snapshot_close(s);
-            return -1;
-        }
+    /* The columns the tools read, checked against the count here so that a damaged file is
+     * refused before any work is done. */
+    const struct {
+        const char *name;
+        H5T_class_t cls;
+        int ncols;
+    } cols[] = {
+        {"/particles/id", H5T_INTEGER, 1},     {"/particles/position", H5T_FLOAT, 3},
+        {"/particles/velocity", H5T_FLOAT, 3}, {"/particles/angular_velocity", H5T_FLOAT, 3},
+        {"/particles/radius", H5T_FLOAT, 1},   {"/particles/mass", H5T_FLOAT, 1}};
+    if (H5Lexists(f, "/particles", H5P_DEFAULT) <= 0)
+        return refuse(s, err, errsize, "missing group /particles");
+    hid_t g = H5Gopen2(f, "/particles", H5P_DEFAULT);
+    if (g < 0)
+        return refuse(s, err, errsize, "/particles is not a group (corrupt file?)");
+    H5Gclose(g);
     s->has_mass = H5Lexists(f, "/particles/mass", H5P_DEFAULT) > 0;
-    if (read_rank_offsets(s, f)) {
-        snprintf(err, errsize,
-                 "%s: /particles/rank_offsets does not match rank_count and particle_count "
-                 "(corrupt file?)",
-                 path);
-        gf_snapshot_close(s);
-        return -1;
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0] - !s->has_mass; ++k) {
+        if (H5Lexists(f, cols[k].name, H5P_DEFAULT) <= 0) {
+            snprintf(what, sizeof what, "missing dataset %s", cols[k].name);
+            return refuse(s, err, errsize, what);
+        }
+        if (!table(f, cols[k].name, cols[k].cls, cols[k].ncols, s->count)) {
+            snprintf(what, sizeof what,
+                     "%s is not a dataset of %lld x %d %s values, one row per particle (corrupt "
+                     "file?)",
+                     cols[k].name, s->count, cols[k].ncols,
+                     cols[k].cls == H5T_INTEGER ? "integer" : "floating-point");
+            return refuse(s, err, errsize, what);
+        }
     }
+    if (read_rank_offsets(s, f))
+        return refuse(s, err, errsize,
+                      "/particles/rank_offsets does not match rank_count and particle_count, or "
+                      "rank_count is not a positive count (corrupt file?)");
     if (H5Lexists(f, "/contacts", H5P_DEFAULT) > 0 &&
         H5Lexists(f, "/contacts/gap", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/contacts/gap", H5P_DEFAULT);
-        hid_t sp = H5Dget_space(d);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
         hsize_t dims[2];
-        int rank = extent2(sp, dims);
-        H5Sclose(sp);
-        H5Dclose(d);
-        if (rank != 1) {
-            snprintf(err, errsize, "%s: /contacts/gap is not a list (corrupt file?)", path);
-            gf_snapshot_close(s);
-            return -1;
-        }
+        int rank = sp >= 0 ? extent2(sp, dims) : -1;
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+        if (rank != 1)
+            return refuse(s, err, errsize, "/contacts/gap is not a list (corrupt file?)");
         s->has_contacts = 1;
         s->ncontacts = (long long)dims[0];
     }
@@ -214,8 +291,8 @@ static int read_rows(const gf_snapshot *s, const char *name, hid_t type, int nco
     hsize_t dims[2];
     int rank = extent2(fs, dims);
     int rc = -1;
-    if (rank > 0 && (long long)dims[0] == s->count && (rank == 1 ? 1 : (int)dims[1]) == ncols &&
-        first + (long long)n <= s->count) {
+    if (rank > 0 && dims[0] == (hsize_t)s->count && dims[1] == (hsize_t)(rank == 1 ? 1 : ncols) &&
+        (rank == 2 || ncols == 1)) {
         hsize_t start[2] = {(hsize_t)first, 0}, count[2] = {(hsize_t)n, (hsize_t)ncols};
         hid_t ms = H5Screate_simple(rank, count, NULL);
         H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
@@ -230,6 +307,16 @@ static int read_rows(const gf_snapshot *s, const char *name, hid_t type, int nco
 int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *c, char *err,
                      size_t errsize) {
     memset(c, 0, sizeof *c);
+    /* Rows that exist, checked before allocating: n comes from the caller. */
+    if (first < 0 || first > s->count || n > (unsigned long long)(s->count - first)) {
+        snprintf(err, errsize, "%s: rows %lld + %zu are beyond the %lld particles", s->path, first,
+                 n, s->count);
+        return -1;
+    }
+    if (n > SIZE_MAX / (3 * sizeof(double)) - 1) {
+        snprintf(err, errsize, "%s: %zu rows do not fit in memory", s->path, n);
+        return -1;
+    }
     c->n = n;
     c->id = malloc((n + 1) * sizeof *c->id);
     c->x = malloc((3 * n + 1) * sizeof *c->x);
@@ -238,7 +325,7 @@ int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *
     c->radius = malloc((n + 1) * sizeof *c->radius);
     c->mass = s->has_mass ? malloc((n + 1) * sizeof *c->mass) : NULL;
     if (!c->id || !c->x || !c->v || !c->w || !c->radius || (s->has_mass && !c->mass)) {
-        snprintf(err, errsize, "out of memory reading %zu particles", n);
+        snprintf(err, errsize, "%s: out of memory reading %zu particles", s->path, n);
         gf_chunk_free(c);
         return -1;
     }
@@ -319,18 +406,30 @@ int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double *
                   : H5I_INVALID_HID;
     int rc = -1;
     if (d >= 0) {
-        hid_t sp = H5Dget_space(d);
+        hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
         hsize_t n = 0;
-        if (H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &n, NULL) == 1 &&
-            (long long)n == s->ncontacts && (*out = malloc((n + 1) * sizeof **out)) != NULL)
+        /* n + 1 doubles must not wrap around (a crafted extent), and the values must be
+         * numbers the statistics can use. */
+        if (sp >= 0 && t >= 0 && H5Tget_class(t) == H5T_FLOAT &&
+            H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &n, NULL) == 1 &&
+            n == (hsize_t)s->ncontacts && n < SIZE_MAX / sizeof **out &&
+            (*out = malloc((n + 1) * sizeof **out)) != NULL)
             rc = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0 ? 0 : -1;
-        H5Sclose(sp);
+        for (hsize_t j = 0; rc == 0 && j < n; ++j)
+            if (!isfinite((*out)[j]))
+                rc = -1;
+        if (t >= 0)
+            H5Tclose(t);
+        if (sp >= 0)
+            H5Sclose(sp);
         H5Dclose(d);
     }
     if (rc) {
         free(*out);
         *out = NULL;
-        snprintf(err, errsize, "%s: missing or unreadable %s", s->path, name);
+        snprintf(err, errsize,
+                 "%s: missing or unreadable %s (not a list of %lld finite floating-point values)",
+                 s->path, name, s->ncontacts);
     }
     return rc;
 }

@@ -34,11 +34,16 @@ typedef struct {
 } gf_chunk;
 
 /* Opens and checks a snapshot (or checkpoint), with its rank groups (the dataset
- * /particles/rank_offsets, or the attribute of that name in files of earlier versions); err gets
- * a message on failure. Returns 0 on success. */
+ * /particles/rank_offsets, or the attribute of that name in files of earlier versions): the
+ * header attributes at the count and class of values the writer gives them and with possible
+ * values, the particle columns as datasets of one row per particle, the rank offsets rising from
+ * 0 to the particle count. err gets a message naming the file on failure. Returns 0 on
+ * success. */
 int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize);
 void gf_snapshot_close(gf_snapshot *s);
-/* Reads rows first .. first + n - 1 into c (allocating); returns 0 on success. */
+/* Reads rows first .. first + n - 1 into c (allocating), refusing rows that are not in the file
+ * and values no run writes (radii not finite and positive, masses not finite and >= 0, positions
+ * and velocities not finite); returns 0 on success. */
 int gf_snapshot_read(const gf_snapshot *s, long long first, size_t n, gf_chunk *c, char *err,
                      size_t errsize);
 void gf_chunk_free(gf_chunk *c);
@@ -46,8 +51,8 @@ void gf_chunk_free(gf_chunk *c);
  * non-zero return of visit (which must then have written err). Returns 0 on success. */
 int gf_snapshot_scan(const gf_snapshot *s, int (*visit)(void *ctx, const gf_chunk *c), void *ctx,
                      char *err, size_t errsize);
-/* One scalar contact column ("gap", "normal_impulse", ...) of s->ncontacts values into a new
- * array; returns 0 on success. */
+/* One scalar contact column ("gap", "normal_impulse", ...) of s->ncontacts finite
+ * floating-point values into a new array; returns 0 on success. */
 int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double **out, char *err,
                               size_t errsize);
 
