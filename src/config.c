@@ -15,7 +15,7 @@ typedef struct {
     char *key;
     value_kind kind;
     char *text;      /* words and strings: the content; numbers: the literal; vectors: "<a,b,c>" */
-    double num[3];   /* numbers and vectors */
+    double num[4];   /* numbers and vectors (3 components, or 4 for quaternions) */
     int nvec;        /* number of vector components */
     int line, col;   /* of the value; 0 when from the command line or a default */
     int kline, kcol; /* of the key */
@@ -581,9 +581,9 @@ static gf_status parse_value(lexer *lx, entry *e) {
                 return lex_error(lx, t->line, t->col,
                                  "expected a number in the vector opened at %d:%d, found %s",
                                  open_line, open_col, tok_desc(t, desc, sizeof desc));
-            if (e->nvec == 3)
+            if (e->nvec == 4)
                 return lex_error(lx, t->line, t->col,
-                                 "vector opened at %d:%d has more than 3 components", open_line,
+                                 "vector opened at %d:%d has more than 4 components", open_line,
                                  open_col);
             e->num[e->nvec++] = t->num;
             GF_TRY(lex_next(lx));
@@ -1115,6 +1115,26 @@ gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double d
     if (e->kind != VAL_VECTOR || e->nvec != 3)
         return type_error(b, e, "a vector < x, y, z >");
     memcpy(out, e->num, 3 * sizeof *out);
+    return GF_OK;
+}
+
+gf_status gf_config_get_quat(gf_config_block *b, const char *key, const double def[4],
+                             double out[4]) {
+    entry *e, *d;
+    GF_TRY(lookup(b, key, &e, &d));
+    if (d) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "< %.17g, %.17g, %.17g, %.17g >", def[0], def[1], def[2], def[3]);
+        d->kind = VAL_VECTOR;
+        d->nvec = 4;
+        memcpy(d->num, def, 4 * sizeof *def);
+        d->text = dup_str(buf);
+        memcpy(out, def, 4 * sizeof *def);
+        return d->text ? GF_OK : gf_error_status();
+    }
+    if (e->kind != VAL_VECTOR || e->nvec != 4)
+        return type_error(b, e, "a quaternion < w, x, y, z >");
+    memcpy(out, e->num, 4 * sizeof *out);
     return GF_OK;
 }
 

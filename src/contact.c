@@ -22,6 +22,7 @@
         DO((c)->i2);                                                                               \
         DO((c)->id1);                                                                              \
         DO((c)->id2);                                                                              \
+        DO((c)->point);                                                                            \
     } while (0)
 
 void gf_contacts_init(gf_contacts *c) {
@@ -56,12 +57,15 @@ static gf_status contacts_reserve(gf_contacts *c, size_t need) {
     return st;
 }
 
-/* Appends a contact with normal n (unit, from body 2 to body 1), the contact point and gap. */
-static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
-                               const double n[3], const double point[3], const double c1[3],
-                               const double c2[3], double gap, double mu) {
+/* Appends a contact with normal n (unit, from body 2 to body 1), the contact point and gap;
+ * `k` numbers the points of one pair. */
+static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
+                                     int32_t k, const double n[3], const double point[3],
+                                     const double c1[3], const double c2[3], double gap,
+                                     double mu) {
     GF_TRY(contacts_reserve(c, c->count + 1));
     size_t j = c->count++;
+    c->point[j] = k;
     double t[3], o[3];
     gf_orthonormal(n, t);
     gf_cross(n, t, o);
@@ -80,6 +84,119 @@ static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1
     c->gap[j] = gap;
     c->mu[j] = mu;
     return GF_OK;
+}
+
+static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
+                               const double n[3], const double point[3], const double c1[3],
+                               const double c2[3], double gap, double mu) {
+    return contacts_push_point(c, p, i1, i2, 0, n, point, c1, c2, gap, mu);
+}
+
+/* The buffer for the points of one pair, grown to what the pair may yield. */
+static gf_status points_reserve(gf_linkcells *lc, int need) {
+    if (need <= lc->cappoints)
+        return GF_OK;
+    GF_TRY(gf_grow((void **)&lc->points, (size_t)need, sizeof *lc->points));
+    lc->cappoints = need;
+    return GF_OK;
+}
+
+static void pose_of(const gf_particles *p, size_t i, const gf_shape *shape, gf_body_pose *pose) {
+    pose->shape = shape;
+    pose->clumps = p->clumps;
+    for (int d = 0; d < 3; ++d)
+        pose->x[d] = p->x[d][i];
+    for (int d = 0; d < 4; ++d)
+        pose->q[d] = p->q[d][i];
+}
+
+/* Pushes the manifold of body a (particle i1) against body b (particle or geometry i2). */
+static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
+                              int32_t i1, int32_t i2, const double *c2, double margin, double mu,
+                              gf_linkcells *lc, gf_contacts *out) {
+    GF_TRY(points_reserve(lc, gf_collide_capacity(a, b)));
+    int count = 0;
+    gf_status st = gf_collide(a, b, margin, lc->points, lc->cappoints, &count);
+    if (st != GF_OK)
+        return gf_error_context(st, "contact of particle %lld with %s %lld", (long long)p->id[i1],
+                                i2 >= 0 ? "particle" : "geometry body",
+                                (long long)(i2 >= 0 ? p->id[i2] : -1 - i2));
+    for (int k = 0; k < count; ++k) {
+        const gf_contact_point *cp = &lc->points[k];
+        GF_TRY(contacts_push_point(out, p, i1, i2, k, cp->n, cp->p, a->x, c2, cp->gap, mu));
+    }
+    return GF_OK;
+}
+
+/* A pair with at least one body that is not a sphere: the bounding spheres first. */
+static gf_status pair_general(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
+                              double margin, gf_linkcells *lc, gf_contacts *out) {
+    double d[3] = {p->x[0][a] - p->x[0][b], p->x[1][a] - p->x[1][b], p->x[2][a] - p->x[2][b]};
+    double reach = p->radius[a] + p->radius[b] + margin;
+    if (gf_dot(d, d) >= reach * reach)
+        return GF_OK;
+    gf_shape sa = gf_particles_shape(p, a), sb = gf_particles_shape(p, b);
+    gf_body_pose pa, pb;
+    pose_of(p, a, &sa, &pa);
+    pose_of(p, b, &sb, &pb);
+    double mu = m->friction[p->material[a]][p->material[b]];
+    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, mu, lc, out);
+}
+
+/* Particle i against geometry body `body`, a body of infinite mass. */
+static gf_status geometry_push(const gf_particles *p, const gf_body_pose *pa, const gf_walls *w,
+                               int body, size_t i, double margin, double mu, gf_linkcells *lc,
+                               gf_contacts *out) {
+    gf_shape shape;
+    gf_body_pose pb = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
+    gf_walls_body(w, body, &shape, pb.x, pb.q);
+    return collide_push(p, pa, &pb, (int32_t)i, -1 - body, NULL, margin, mu, lc, out);
+}
+
+/* A body that is not a sphere against the walls (planes) and the obstacles (a box, a cylinder),
+ * each as a body of infinite mass, after a test of the bounding sphere. */
+static gf_status general_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                               size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    gf_shape si = gf_particles_shape(p, i);
+    gf_body_pose pa;
+    pose_of(p, i, &si, &pa);
+    for (size_t k = 0; k < w->count; ++k) {
+        if (gf_walls_distance(w, k, c) - p->radius[i] >= margin)
+            continue;
+        double mu = m->friction[p->material[i]][w->material[k]];
+        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, mu, lc, out));
+    }
+    size_t nobs = w->nbox + w->ncyl;
+    for (size_t k = 0; k < nobs; ++k) {
+        int body = k < w->nbox ? GF_BOX_BASE + (int)k : GF_CYL_BASE + (int)(k - w->nbox);
+        double n[3];
+        if (gf_walls_obstacle_distance(w, body, c, n) - p->radius[i] >= margin)
+            continue;
+        double mu = m->friction[p->material[i]][w->material[body]];
+        GF_TRY(geometry_push(p, &pa, w, body, i, margin, mu, lc, out));
+    }
+    return GF_OK;
+}
+
+static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
+                               double margin, gf_contacts *out);
+static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                              size_t i, double margin, gf_contacts *out);
+
+/* Any pair of particles: the closed form for two spheres, the manifold otherwise. */
+static inline gf_status pair_contacts(const gf_particles *p, const gf_materials *m, size_t a,
+                                      size_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (p->shape[a] == GF_SHAPE_SPHERE && p->shape[b] == GF_SHAPE_SPHERE)
+        return sphere_sphere(p, m, a, b, margin, out);
+    return pair_general(p, m, a, b, margin, lc, out);
+}
+
+static gf_status wall_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                               size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (p->shape[i] == GF_SHAPE_SPHERE)
+        return sphere_walls(p, w, m, i, margin, out);
+    return general_walls(p, w, m, i, margin, lc, out);
 }
 
 static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
@@ -159,6 +276,7 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->start);
     free(lc->item);
     free(lc->cell);
+    free(lc->points);
     gf_linkcells_init(lc);
 }
 
@@ -262,14 +380,14 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
                                         continue;
                                     /* Order the pair so results do not depend on binning. */
                                     int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
-                                    GF_TRY(
-                                        sphere_sphere(p, m, (size_t)lo, (size_t)hi, margin, out));
+                                    GF_TRY(pair_contacts(p, m, (size_t)lo, (size_t)hi, margin, lc,
+                                                         out));
                                 }
                             }
                         }
             }
     for (size_t i = 0; i < p->n_local; ++i)
-        GF_TRY(sphere_walls(p, w, m, i, margin, out));
+        GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
     return GF_OK;
 }
 
@@ -277,13 +395,15 @@ gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, cons
                                   double margin, gf_contacts *out) {
     gf_contacts_clear(out);
     size_t np = p->n_local + p->n_ghost;
-    for (size_t a = 0; a < np; ++a)
-        for (size_t b = a + 1; b < np; ++b) {
-            if (!solved_here(p, a, b))
-                continue;
-            GF_TRY(sphere_sphere(p, m, a, b, margin, out));
-        }
-    for (size_t i = 0; i < p->n_local; ++i)
-        GF_TRY(sphere_walls(p, w, m, i, margin, out));
-    return GF_OK;
+    gf_linkcells scratch; /* only its point buffer */
+    gf_linkcells_init(&scratch);
+    gf_status st = GF_OK;
+    for (size_t a = 0; a < np && st == GF_OK; ++a)
+        for (size_t b = a + 1; b < np && st == GF_OK; ++b)
+            if (solved_here(p, a, b))
+                st = pair_contacts(p, m, a, b, margin, &scratch, out);
+    for (size_t i = 0; i < p->n_local && st == GF_OK; ++i)
+        st = wall_contacts(p, w, m, i, margin, &scratch, out);
+    gf_linkcells_free(&scratch);
+    return st;
 }

@@ -270,3 +270,25 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
     }
     return GF_OK;
 }
+
+void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], double q[4]) {
+    q[0] = 1.0;
+    q[1] = q[2] = q[3] = 0.0;
+    if (body < GF_BOX_BASE) {
+        *shape = (gf_shape){GF_SHAPE_PLANE, -1, {0.0, 0.0, 0.0}};
+        memcpy(x, w->point[body], 3 * sizeof *x);
+        gf_quat_from_z(w->normal[body], q);
+    } else if (body < GF_CYL_BASE) {
+        int b = body - GF_BOX_BASE;
+        *shape = gf_shape_box(0.5 * (w->box_hi[b][0] - w->box_lo[b][0]),
+                              0.5 * (w->box_hi[b][1] - w->box_lo[b][1]),
+                              0.5 * (w->box_hi[b][2] - w->box_lo[b][2]));
+        for (int d = 0; d < 3; ++d)
+            x[d] = 0.5 * (w->box_lo[b][d] + w->box_hi[b][d]);
+    } else {
+        int c = body - GF_CYL_BASE;
+        *shape = gf_shape_cylinder(w->cyl_radius[c], w->cyl_half_length[c]);
+        memcpy(x, w->cyl_centre[c], 3 * sizeof *x);
+        gf_quat_from_z(w->cyl_axis[c], q);
+    }
+}

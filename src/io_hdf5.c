@@ -186,6 +186,11 @@ static gf_status h5_open(h5file *f, const gf_sim *sim, const char *path, int cre
         return f->st;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+    /* The file format of HDF5 1.10 checksums its metadata too (object headers, attribute heaps,
+     * chunk indices), so that a flipped bit there is refused like one in the data, instead of
+     * crashing the reader or changing a type, a header value or a chunk's place. */
+    if (create)
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST);
     if (create)
         f->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     else
@@ -573,7 +578,17 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
     VEC("angular_velocity", p->w, 3, "rad/s", "angular velocity in the world frame");
     VEC("orientation", p->q, 4, "1", "unit quaternion (w, x, y, z), body to world");
     SCALAR(buf[i] = p->radius[order[i]]);
-    dset_write(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m", "sphere radius");
+    dset_write(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m",
+               "bounding radius around the centre of mass (a sphere's radius)");
+    SCALAR(i32[i] = p->shape[order[i]]);
+    dset_write(f, g, "shape", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
+               "0 sphere, 1 box, 2 capsule, 3 cylinder, 4 clump");
+    VEC("dimensions", p->dim, 3, "m",
+        "sphere: radius; box: half extents along body x, y, z; capsule and cylinder: radius, "
+        "half length along body z; clump: scale of its template (1)");
+    SCALAR(i32[i] = p->clump[order[i]]);
+    dset_write(f, g, "clump", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
+               "template of a clump (in the order of the configuration), -1 for other shapes");
     SCALAR(i32[i] = p->material[order[i]]);
     dset_write(f, g, "material", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "material index (see the configuration's Materials block)");
@@ -678,6 +693,8 @@ static void write_warmstart(h5file *f, const gf_sim *sim) {
     size_t N = (size_t)global, off = (size_t)offset;
     dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
                "the contact's key: (smaller id, larger id) or (id, -1 - wall)");
+    dset_write(f, g, "point", H5T_NATIVE_INT32, 1, n, off, N, ws->pt, "1",
+               "the point of the pair's contact manifold (0 for spheres)");
     dset_write(f, g, "impulse", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "N s",
                "world-frame impulse on the first particle of the pair");
     write_rank_offsets(f, g, offset, global);
@@ -906,8 +923,8 @@ static void read_header(h5file *f, const gf_sim *sim, ckpt_header *h) {
 typedef struct {
     size_t n;
     int64_t *id;
-    double *x, *v, *w, *q, *r, *im, *ii;
-    int32_t *mat;
+    double *x, *v, *w, *q, *r, *im, *ii, *dim;
+    int32_t *mat, *shape, *clump;
 } particle_rows;
 
 static void particle_rows_free(particle_rows *p) {
@@ -920,6 +937,9 @@ static void particle_rows_free(particle_rows *p) {
     free(p->im);
     free(p->ii);
     free(p->mat);
+    free(p->dim);
+    free(p->shape);
+    free(p->clump);
     memset(p, 0, sizeof *p);
 }
 
@@ -938,7 +958,11 @@ static void read_particle_rows(h5file *f, hid_t g, size_t first, size_t n, size_
     p->im = gf_malloc(n + 1, sizeof *p->im);
     p->ii = gf_malloc(3 * n + 1, sizeof *p->ii);
     p->mat = gf_malloc(n + 1, sizeof *p->mat);
-    if (!p->id || !p->x || !p->v || !p->w || !p->q || !p->r || !p->im || !p->ii || !p->mat)
+    p->dim = gf_calloc(3 * n + 1, sizeof *p->dim);
+    p->shape = gf_calloc(n + 1, sizeof *p->shape);
+    p->clump = gf_malloc(n + 1, sizeof *p->clump);
+    if (!p->id || !p->x || !p->v || !p->w || !p->q || !p->r || !p->im || !p->ii || !p->mat ||
+        !p->dim || !p->shape || !p->clump)
         h5_local(f, gf_error_status());
     h5_agree(f);
     dset_read(f, g, "id", H5T_NATIVE_INT64, 1, n, first, N, p->id);
@@ -950,6 +974,17 @@ static void read_particle_rows(h5file *f, hid_t g, size_t first, size_t n, size_
     dset_read(f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, first, N, p->im);
     dset_read(f, g, "inverse_inertia", H5T_NATIVE_DOUBLE, 3, n, first, N, p->ii);
     dset_read(f, g, "material", H5T_NATIVE_INT32, 1, n, first, N, p->mat);
+    /* Checkpoints before granflow 0.2 hold spheres only, of the radius read. */
+    if (f->st == GF_OK && H5Lexists(g, "shape", H5P_DEFAULT) > 0) {
+        dset_read(f, g, "shape", H5T_NATIVE_INT32, 1, n, first, N, p->shape);
+        dset_read(f, g, "dimensions", H5T_NATIVE_DOUBLE, 3, n, first, N, p->dim);
+        dset_read(f, g, "clump", H5T_NATIVE_INT32, 1, n, first, N, p->clump);
+    } else if (f->st == GF_OK) {
+        for (size_t i = 0; i < n; ++i) {
+            p->dim[3 * i] = p->r[i];
+            p->clump[i] = -1;
+        }
+    }
 }
 
 /* The counters and wall positions of /state (local reads: the caller agrees). */
@@ -992,6 +1027,16 @@ static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t 
                  (long long)next_id);
     else if (!(isfinite(p->radius) && p->radius > 0.0))
         snprintf(why, size, "radius %g", p->radius);
+    else if (p->shape.type < 0 || p->shape.type >= GF_SHAPE_COUNT ||
+             p->shape.type == GF_SHAPE_PLANE || gf_shape_check(&p->shape, &sim->clumps) != GF_OK) {
+        snprintf(why, size, "an invalid shape (%s)",
+                 p->shape.type >= 0 && p->shape.type < GF_SHAPE_COUNT ? gf_error_message()
+                                                                      : "unknown shape type");
+        gf_error_clear();
+    } else if (fabs(gf_shape_bounding_radius(&p->shape, &sim->clumps) - p->radius) >
+               1e-12 * p->radius)
+        snprintf(why, size, "bounding radius %g, its shape has %g", p->radius,
+                 gf_shape_bounding_radius(&p->shape, &sim->clumps));
     else if (!(isfinite(p->inv_mass) && p->inv_mass >= 0.0))
         snprintf(why, size, "inverse mass %g", p->inv_mass);
     else if (!(fabs(sqrt(qn) - 1.0) <= 1e-6))
@@ -1090,6 +1135,10 @@ static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int sam
         for (int c = 0; c < 4; ++c)
             p->q[c] = rows->q[4 * i + c];
         p->radius = rows->r[i];
+        p->shape.type = rows->shape[i];
+        p->shape.clump = rows->clump[i];
+        for (int c = 0; c < 3; ++c)
+            p->shape.dim[c] = rows->dim[3 * i + c];
         p->inv_mass = rows->im[i];
         p->material = rows->mat[i];
         char why[160];
@@ -1147,12 +1196,12 @@ static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int sam
 
 /* The warm-start table from the rows read: all of them on an unchanged layout, else those whose
  * first id is a particle of this rank. Local. */
-static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair, const double *wimp,
-                                 int same) {
+static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair,
+                                 const int32_t *wpoint, const double *wimp, int same) {
     gf_warmstart_free(&sim->warm);
     gf_warmstart_init(&sim->warm);
     if (same || !sim->distributed)
-        return gf_warmstart_insert(&sim->warm, wn, wpair, wimp);
+        return gf_warmstart_insert(&sim->warm, wn, wpair, wpoint, wimp);
     size_t nl = sim->particles.n_local;
     int64_t *ids = gf_malloc(nl + 1, sizeof *ids);
     if (!ids)
@@ -1163,7 +1212,7 @@ static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair, c
         qsort(ids, nl, sizeof *ids, cmp_i64); /* for membership tests */
     gf_warmstart all;
     gf_warmstart_init(&all);
-    gf_status st = gf_warmstart_insert(&all, wn, wpair, wimp);
+    gf_status st = gf_warmstart_insert(&all, wn, wpair, wpoint, wimp);
     if (st == GF_OK)
         st = gf_warmstart_take(&all, ids, nl, &sim->warm);
     gf_warmstart_free(&all);
@@ -1221,11 +1270,15 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         wn = (size_t)wN;
     }
     int64_t *wpair = gf_malloc(2 * wn + 1, sizeof *wpair);
+    int32_t *wpoint = gf_calloc(wn + 1, sizeof *wpoint);
     double *wimp = gf_malloc(3 * wn + 1, sizeof *wimp);
-    if (!wpair || !wimp)
+    if (!wpair || !wpoint || !wimp)
         h5_local(&f, gf_error_status());
     h5_agree(&f);
     dset_read(&f, wg, "pair", H5T_NATIVE_INT64, 2, wn, wfirst, (size_t)wN, wpair);
+    /* Checkpoints of spheres only (before granflow 0.2) have one point per pair. */
+    if (f.st == GF_OK && H5Lexists(wg, "point", H5P_DEFAULT) > 0)
+        dset_read(&f, wg, "point", H5T_NATIVE_INT32, 1, wn, wfirst, (size_t)wN, wpoint);
     dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, (size_t)wN, wimp);
     if (wg >= 0)
         H5Gclose(wg);
@@ -1240,18 +1293,18 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     if (st == GF_OK)
         st = check_unique_ids(sim, path);
     if (st == GF_OK)
-        st = place_warmstart(sim, wn, wpair, wimp, same);
+        st = place_warmstart(sim, wn, wpair, wpoint, wimp, same);
     particle_rows_free(&rows);
     free(offs);
     free(woffs);
     free(wpair);
+    free(wpoint);
     free(wimp);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     if (st != GF_OK) {
         /* A refused checkpoint leaves nothing of itself behind. */
         gf_particles_free(&sim->particles);
-        gf_particles_init(&sim->particles);
         gf_warmstart_free(&sim->warm);
         gf_warmstart_init(&sim->warm);
         return st;

@@ -24,6 +24,7 @@ typedef struct {
 /* A warm-start entry on the wire. */
 typedef struct {
     int64_t a, b;
+    int32_t pt;
     double l[3];
 } wire_ws;
 
@@ -228,6 +229,7 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
             for (size_t k = 0; k < moving[dir].n && st == GF_OK; ++k) {
                 wire_ws e = {moving[dir].a[k],
                              moving[dir].b[k],
+                             moving[dir].pt[k],
                              {moving[dir].l[0][k], moving[dir].l[1][k], moving[dir].l[2][k]}};
                 st = bytes_push(&wsout[dir], &e, sizeof e);
             }
@@ -260,7 +262,7 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
             for (size_t k = 0; k < nw && st == GF_OK; ++k) {
                 wire_ws e;
                 memcpy(&e, wsin.data + k * sizeof e, sizeof e);
-                st = gf_warmstart_append(&incoming, e.a, e.b, e.l);
+                st = gf_warmstart_append(&incoming, e.a, e.b, e.pt, e.l);
             }
             if (st == GF_OK)
                 st = gf_warmstart_merge(ws, &incoming);

@@ -16,6 +16,8 @@
         }                                                                                          \
         for (int k_ = 0; k_ < 4; ++k_)                                                             \
             DO((p)->q[k_]);                                                                        \
+        for (int k_ = 0; k_ < 3; ++k_)                                                             \
+            DO((p)->dim[k_]);                                                                      \
         DO((p)->radius);                                                                           \
         DO((p)->inv_mass);                                                                         \
     } while (0)
@@ -30,7 +32,11 @@ void gf_particles_free(gf_particles *p) {
 #undef FREE_ARRAY
     free(p->id);
     free(p->material);
+    free(p->shape);
+    free(p->clump);
+    const gf_clumps *clumps = p->clumps; /* not owned: the storage stays usable */
     gf_particles_init(p);
+    p->clumps = clumps;
 }
 
 gf_status gf_particles_reserve(gf_particles *p, size_t capacity) {
@@ -46,6 +52,8 @@ gf_status gf_particles_reserve(gf_particles *p, size_t capacity) {
     FOR_EACH_DOUBLE_ARRAY(p, GROW_ARRAY);
     GROW_ARRAY(p->id);
     GROW_ARRAY(p->material);
+    GROW_ARRAY(p->shape);
+    GROW_ARRAY(p->clump);
 #undef GROW_ARRAY
     if (st == GF_OK)
         p->capacity = cap;
@@ -65,6 +73,10 @@ void gf_particles_set(gf_particles *p, size_t i, const gf_particle *r) {
     p->radius[i] = r->radius;
     p->inv_mass[i] = r->inv_mass;
     p->material[i] = r->material;
+    p->shape[i] = r->shape.type;
+    p->clump[i] = r->shape.clump;
+    for (int k = 0; k < 3; ++k)
+        p->dim[k][i] = r->shape.dim[k];
 }
 
 void gf_particles_get(const gf_particles *p, size_t i, gf_particle *r) {
@@ -80,6 +92,16 @@ void gf_particles_get(const gf_particles *p, size_t i, gf_particle *r) {
     r->radius = p->radius[i];
     r->inv_mass = p->inv_mass[i];
     r->material = p->material[i];
+    r->shape = gf_particles_shape(p, i);
+}
+
+gf_shape gf_particles_shape(const gf_particles *p, size_t i) {
+    gf_shape s;
+    s.type = p->shape[i];
+    s.clump = p->clump[i];
+    for (int k = 0; k < 3; ++k)
+        s.dim[k] = p->dim[k][i];
+    return s;
 }
 
 gf_status gf_particles_add(gf_particles *p, const gf_particle *rec) {
@@ -123,6 +145,25 @@ void gf_particle_make_sphere(gf_particle *rec, int64_t id, const double x[3], do
     for (int k = 0; k < 3; ++k)
         rec->inv_inertia[k] = 1.0 / inertia;
     rec->material = material;
+    rec->shape = gf_shape_sphere(radius);
+}
+
+void gf_particle_make(gf_particle *rec, int64_t id, const double x[3], const gf_shape *shape,
+                      const gf_clumps *clumps, double density, int32_t material) {
+    memset(rec, 0, sizeof *rec);
+    rec->id = id;
+    memcpy(rec->x, x, sizeof rec->x);
+    rec->q[0] = 1.0;
+    rec->shape = *shape;
+    rec->material = material;
+    rec->radius = gf_shape_bounding_radius(shape, clumps);
+    if (density <= 0.0)
+        return; /* infinite mass: inverse mass and inertia 0 */
+    double mass, inertia[3];
+    gf_shape_mass_properties(shape, clumps, density, &mass, inertia);
+    rec->inv_mass = 1.0 / mass;
+    for (int k = 0; k < 3; ++k)
+        rec->inv_inertia[k] = 1.0 / inertia[k];
 }
 
 void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]) {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "granflow/integrator.h"
+#include "granflow/bodies.h"
+#include "granflow/collide.h"
 #include "granflow/log.h"
 #include "granflow/scenario.h"
 
@@ -14,6 +16,8 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     memset(sim, 0, sizeof *sim);
     sim->par = par;
     gf_particles_init(&sim->particles);
+    gf_clumps_init(&sim->clumps);
+    sim->particles.clumps = &sim->clumps;
     gf_walls_init(&sim->walls);
     gf_materials_init(&sim->materials);
     gf_contacts_init(&sim->contacts);
@@ -33,6 +37,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
 
 void gf_sim_free(gf_sim *sim) {
     gf_particles_free(&sim->particles);
+    gf_clumps_free(&sim->clumps);
     gf_contacts_free(&sim->contacts);
     gf_linkcells_free(&sim->cells);
     gf_solver_free(&sim->solver);
@@ -127,6 +132,73 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
     return GF_OK;
 }
 
+/* The configured bodies (all of them, on every rank) against this rank's lattice spheres. */
+static gf_status check_bodies_clear(gf_sim *sim, const gf_particles *bodies) {
+    const gf_particles *p = &sim->particles;
+    gf_contact_point pts[4 * GF_CLUMP_MAX_MEMBERS];
+    gf_status st = GF_OK;
+    for (size_t k = 0; k < bodies->n_local && st == GF_OK; ++k) {
+        gf_shape sk = gf_particles_shape(bodies, k);
+        for (size_t i = 0; i < p->n_local && st == GF_OK; ++i) {
+            double d[3] = {bodies->x[0][k] - p->x[0][i], bodies->x[1][k] - p->x[1][i],
+                           bodies->x[2][k] - p->x[2][i]};
+            if (sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) >= bodies->radius[k] + p->radius[i])
+                continue;
+            gf_shape si = gf_particles_shape(p, i);
+            gf_body_pose a = {&sk, &sim->clumps, {0}, {0}}, b = {&si, NULL, {0}, {0}};
+            for (int c = 0; c < 3; ++c) {
+                a.x[c] = bodies->x[c][k];
+                b.x[c] = p->x[c][i];
+            }
+            for (int c = 0; c < 4; ++c) {
+                a.q[c] = bodies->q[c][k];
+                b.q[c] = p->q[c][i];
+            }
+            int count = 0;
+            st = gf_collide(&a, &b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count);
+            double tol =
+                gf_geometry_touch_tolerance(bodies->radius[k] + p->radius[i] + fabs(p->x[0][i]) +
+                                            fabs(p->x[1][i]) + fabs(p->x[2][i]));
+            for (int c = 0; c < count && st == GF_OK; ++c)
+                if (pts[c].gap < -tol)
+                    st = GF_ERROR(GF_ERR_INPUT,
+                                  "body %lld (a %s at %g %g %g) overlaps the lattice's sphere "
+                                  "%lld at %g %g %g: move the body or the lattice",
+                                  (long long)bodies->id[k], gf_shape_name(sk.type), bodies->x[0][k],
+                                  bodies->x[1][k], bodies->x[2][k], (long long)p->id[i], p->x[0][i],
+                                  p->x[1][i], p->x[2][i]);
+        }
+    }
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
+    return st;
+}
+
+/* Adds the configured bodies this rank owns, after the lattice: their ids follow its ids. */
+static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
+    gf_particles all;
+    gf_particles_init(&all);
+    all.clumps = &sim->clumps;
+    int64_t n = 0;
+    double rmax = 0.0;
+    gf_status st = gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo,
+                                       sim->hi, sim->periodic, NULL, sim->next_id, &all, &n, &rmax);
+    if (st == GF_OK)
+        st = check_bodies_clear(sim, &all);
+    for (size_t k = 0; k < all.n_local && st == GF_OK; ++k) {
+        const double x[3] = {all.x[0][k], all.x[1][k], all.x[2][k]};
+        if (!sim->distributed || gf_decomp_owns(&sim->xch.decomp, x)) {
+            gf_particle rec;
+            gf_particles_get(&all, k, &rec);
+            st = gf_particles_add(&sim->particles, &rec);
+        }
+    }
+    gf_particles_free(&all);
+    sim->next_id += n;
+    sim->expected_particles += n;
+    return st;
+}
+
 gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     gf_config_block *root = gf_config_root(cfg);
     GF_TRY(gf_materials_configure(&sim->materials, root));
@@ -172,11 +244,17 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
 
     gf_lattice lat;
     GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi, sim->periodic));
+    GF_TRY(gf_bodies_configure_clumps(&sim->clumps, root));
+    int64_t nbodies = 0;
+    double body_radius = 0.0;
+    GF_TRY(gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo, sim->hi,
+                               sim->periodic, NULL, 0, NULL, &nbodies, &body_radius));
     /* In radii of the particles present (lattice, inflow, restart or particle file alike). */
     sim->margin_tolerance = 0.0;
     sim->margin_fraction = frac;
     double rmax =
-        fmax(lat.enabled ? lat.radius : 0.0, sim->inflow.enabled ? sim->inflow.radius : 0.0);
+        fmax(fmax(lat.enabled ? lat.radius : 0.0, sim->inflow.enabled ? sim->inflow.radius : 0.0),
+             body_radius);
 
     /* Everything below is collective; the input checks above are the same on every rank. */
     if (sim->par && !sim->dry_run) {
@@ -197,6 +275,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     if (skipped > 0)
         gf_log_info("Lattice: %lld of %lld spheres left out: they would overlap a wall or obstacle",
                     (long long)skipped, (long long)gf_lattice_size(&lat));
+    GF_TRY(add_bodies(sim, root));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
         return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",

@@ -10,6 +10,7 @@ void gf_warmstart_init(gf_warmstart *ws) {
 void gf_warmstart_free(gf_warmstart *ws) {
     free(ws->a);
     free(ws->b);
+    free(ws->pt);
     for (int k = 0; k < 3; ++k)
         free(ws->l[k]);
     gf_warmstart_init(ws);
@@ -23,6 +24,7 @@ static gf_status reserve(gf_warmstart *ws, size_t need) {
         cap *= 2;
     GF_TRY(gf_grow((void **)&ws->a, cap, sizeof *ws->a));
     GF_TRY(gf_grow((void **)&ws->b, cap, sizeof *ws->b));
+    GF_TRY(gf_grow((void **)&ws->pt, cap, sizeof *ws->pt));
     for (int k = 0; k < 3; ++k)
         GF_TRY(gf_grow((void **)&ws->l[k], cap, sizeof *ws->l[k]));
     ws->cap = cap;
@@ -31,26 +33,40 @@ static gf_status reserve(gf_warmstart *ws, size_t need) {
 
 /* Adds an entry at the end, whatever its key: only for building a table that is sorted before
  * it is handed out. */
-static gf_status push(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]) {
+static gf_status push(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt, const double l[3]) {
     GF_TRY(reserve(ws, ws->n + 1));
     ws->a[ws->n] = a;
     ws->b[ws->n] = b;
+    ws->pt[ws->n] = pt;
     for (int k = 0; k < 3; ++k)
         ws->l[k][ws->n] = l[k];
     ws->n++;
     return GF_OK;
 }
 
-static int key_less(int64_t a1, int64_t b1, int64_t a2, int64_t b2) {
-    return a1 < a2 || (a1 == a2 && b1 < b2);
+typedef struct {
+    int64_t a, b;
+    int32_t pt;
+} key;
+
+static inline key key_at(const gf_warmstart *ws, size_t i) {
+    return (key){ws->a[i], ws->b[i], ws->pt[i]};
 }
 
-/* The first index whose key is not less than (a, b). */
-static size_t lower_bound(const gf_warmstart *ws, int64_t a, int64_t b) {
+static inline int key_less(key x, key y) {
+    return x.a < y.a || (x.a == y.a && (x.b < y.b || (x.b == y.b && x.pt < y.pt)));
+}
+
+static inline int key_equal(key x, key y) {
+    return x.a == y.a && x.b == y.b && x.pt == y.pt;
+}
+
+/* The first index whose key is not less than k. */
+static size_t lower_bound(const gf_warmstart *ws, key k) {
     size_t lo = 0, hi = ws->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_less(ws->a[mid], ws->b[mid], a, b))
+        if (key_less(key_at(ws, mid), k))
             lo = mid + 1;
         else
             hi = mid;
@@ -58,37 +74,39 @@ static size_t lower_bound(const gf_warmstart *ws, int64_t a, int64_t b) {
     return lo;
 }
 
-gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, const double l[3]) {
+gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt,
+                              const double l[3]) {
     size_t n = ws->n;
+    key k = {a, b, pt};
     /* Keys arriving in order (the common case) go to the end; others are inserted at their
      * place, after any equal key. */
-    size_t at = n == 0 || !key_less(a, b, ws->a[n - 1], ws->b[n - 1]) ? n : lower_bound(ws, a, b);
-    while (at < n && ws->a[at] == a && ws->b[at] == b)
+    size_t at = n == 0 || !key_less(k, key_at(ws, n - 1)) ? n : lower_bound(ws, k);
+    while (at < n && key_equal(key_at(ws, at), k))
         at++;
-    GF_TRY(push(ws, a, b, l));
+    GF_TRY(push(ws, a, b, pt, l));
     if (at == n)
         return GF_OK;
     memmove(ws->a + at + 1, ws->a + at, (n - at) * sizeof *ws->a);
     memmove(ws->b + at + 1, ws->b + at, (n - at) * sizeof *ws->b);
-    for (int k = 0; k < 3; ++k)
-        memmove(ws->l[k] + at + 1, ws->l[k] + at, (n - at) * sizeof *ws->l[k]);
+    memmove(ws->pt + at + 1, ws->pt + at, (n - at) * sizeof *ws->pt);
+    for (int d = 0; d < 3; ++d)
+        memmove(ws->l[d] + at + 1, ws->l[d] + at, (n - at) * sizeof *ws->l[d]);
     ws->a[at] = a;
     ws->b[at] = b;
-    for (int k = 0; k < 3; ++k)
-        ws->l[k][at] = l[k];
+    ws->pt[at] = pt;
+    for (int d = 0; d < 3; ++d)
+        ws->l[d][at] = l[d];
     return GF_OK;
 }
 
 typedef struct {
-    int64_t a, b;
+    key k;
     double l[3];
 } entry;
 
 static int cmp_entry(const void *x, const void *y) {
     const entry *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : (p->b > q->b);
+    return key_less(p->k, q->k) ? -1 : key_less(q->k, p->k);
 }
 
 /* Sorts the table by key through an array of records. */
@@ -99,15 +117,15 @@ static gf_status sort_table(gf_warmstart *ws) {
     if (!e)
         return gf_error_status();
     for (size_t i = 0; i < ws->n; ++i) {
-        e[i].a = ws->a[i];
-        e[i].b = ws->b[i];
+        e[i].k = key_at(ws, i);
         for (int k = 0; k < 3; ++k)
             e[i].l[k] = ws->l[k][i];
     }
     qsort(e, ws->n, sizeof *e, cmp_entry);
     for (size_t i = 0; i < ws->n; ++i) {
-        ws->a[i] = e[i].a;
-        ws->b[i] = e[i].b;
+        ws->a[i] = e[i].k.a;
+        ws->b[i] = e[i].k.b;
+        ws->pt[i] = e[i].k.pt;
         for (int k = 0; k < 3; ++k)
             ws->l[k][i] = e[i].l[k];
     }
@@ -143,6 +161,7 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
         contact_key(p, c, j, &a, &b, &s);
         ws->a[ws->n] = a;
         ws->b[ws->n] = b;
+        ws->pt[ws->n] = c->point[j];
         for (int k = 0; k < 3; ++k)
             ws->l[k][ws->n] = s * (ln * c->n[k][j] + lt * c->t[k][j] + lo * c->o[k][j]);
         ws->n++;
@@ -150,9 +169,9 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
     return sort_table(ws);
 }
 
-static long find(const gf_warmstart *ws, int64_t a, int64_t b) {
-    size_t lo = lower_bound(ws, a, b);
-    return (lo < ws->n && ws->a[lo] == a && ws->b[lo] == b) ? (long)lo : -1;
+static long find(const gf_warmstart *ws, key k) {
+    size_t lo = lower_bound(ws, k);
+    return (lo < ws->n && key_equal(key_at(ws, lo), k)) ? (long)lo : -1;
 }
 
 size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_contacts *c) {
@@ -161,7 +180,7 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
         int64_t a, b;
         double s;
         contact_key(p, c, j, &a, &b, &s);
-        long k = ws->n ? find(ws, a, b) : -1;
+        long k = ws->n ? find(ws, (key){a, b, c->point[j]}) : -1;
         if (k < 0) {
             c->lambda[0][j] = c->lambda[1][j] = c->lambda[2][j] = 0.0;
             continue;
@@ -205,10 +224,11 @@ gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, g
     for (size_t i = 0; i < ws->n; ++i) {
         double l[3] = {ws->l[0][i], ws->l[1][i], ws->l[2][i]};
         if (contains(ids, nids, ws->a[i])) {
-            (void)push(&run, ws->a[i], ws->b[i], l); /* reserved: cannot fail */
+            (void)push(&run, ws->a[i], ws->b[i], ws->pt[i], l); /* reserved: cannot fail */
         } else {
             ws->a[keep] = ws->a[i];
             ws->b[keep] = ws->b[i];
+            ws->pt[keep] = ws->pt[i];
             for (int k = 0; k < 3; ++k)
                 ws->l[k][keep] = l[k];
             keep++;
@@ -230,18 +250,20 @@ gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
     /* Both sorted: merge from the back, in place; on equal keys ws's entries stay first. */
     size_t i = n, j = m, k = n + m;
     while (j > 0) {
-        int from_ws = i > 0 && key_less(in->a[j - 1], in->b[j - 1], ws->a[i - 1], ws->b[i - 1]);
+        int from_ws = i > 0 && key_less(key_at(in, j - 1), key_at(ws, i - 1));
         --k;
         if (from_ws) {
             --i;
             ws->a[k] = ws->a[i];
             ws->b[k] = ws->b[i];
+            ws->pt[k] = ws->pt[i];
             for (int d = 0; d < 3; ++d)
                 ws->l[d][k] = ws->l[d][i];
         } else {
             --j;
             ws->a[k] = in->a[j];
             ws->b[k] = in->b[j];
+            ws->pt[k] = in->pt[j];
             for (int d = 0; d < 3; ++d)
                 ws->l[d][k] = in->l[d][j];
         }
@@ -250,7 +272,7 @@ gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
     return GF_OK;
 }
 
-gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair,
+gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair, const int32_t *point,
                               const double *impulse) {
     if (n == 0)
         return GF_OK;
@@ -258,7 +280,7 @@ gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair,
     gf_warmstart_init(&rows);
     gf_status st = reserve(&rows, n);
     for (size_t k = 0; k < n && st == GF_OK; ++k)
-        st = push(&rows, pair[2 * k], pair[2 * k + 1], impulse + 3 * k);
+        st = push(&rows, pair[2 * k], pair[2 * k + 1], point ? point[k] : 0, impulse + 3 * k);
     if (st == GF_OK)
         st = sort_table(&rows);
     if (st == GF_OK)

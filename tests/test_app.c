@@ -519,6 +519,23 @@ static void test_output_locations_checked(void **state) {
     }
 }
 
+/* Every example configuration is valid; the rigid-body example runs to its end. */
+static void test_example_configs(void **state) {
+    (void)state;
+    const char *names[] = {"demo", "channel-demo", "channel", "box-tipping"};
+    char args[1024];
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+        snprintf(args, sizeof args, "%s/configs/%s.cfg --check '-Domain.processes=<1,1,1>'",
+                 GF_SOURCE_DIR, names[k]);
+        expect(args, 1, NULL, NULL);
+    }
+    snprintf(args, sizeof args,
+             "%s/configs/box-tipping.cfg -Time.steps=2000 -Output.directory=%s/tip "
+             "-Output.checkpoint=%s/tip/c.h5",
+             GF_SOURCE_DIR, tmpdir, tmpdir);
+    expect(args, 1, "run summary: 2000 steps", "6 particles");
+}
+
 /* Time steps that move particles farther than the box are refused; steps that move them more
  * than half a radius are warned about, once. */
 static void test_absurd_time_step(void **state) {
@@ -590,7 +607,7 @@ int main(void) {
         cmocka_unit_test(test_parallel),         cmocka_unit_test(test_output_and_restart),
         cmocka_unit_test(test_restart_config),   cmocka_unit_test(test_channel),
         cmocka_unit_test(test_xdmf_escaped),     cmocka_unit_test(test_output_locations_checked),
-        cmocka_unit_test(test_absurd_time_step),
+        cmocka_unit_test(test_absurd_time_step), cmocka_unit_test(test_example_configs),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return gf_test_rmtree(tmpdir) ? 1 : rc;

@@ -117,6 +117,24 @@ static void test_type_errors(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* Quaternions are four-component vectors: read whole by the quaternion getter, refused by the
+ * vector getter and the other way round. */
+static void test_quaternions(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("Body { q < 0.5, -0.5, 0.5, 0.5 >; v < 1, 2, 3 >; }\n");
+    gf_config_block *b = gf_config_section(gf_config_root(cfg), "Body");
+    double q[4], v[3];
+    const double unit[4] = {1, 0, 0, 0};
+    GF_ASSERT_OK(gf_config_get_quat(b, "q", unit, q));
+    assert_true(q[0] == 0.5 && q[1] == -0.5 && q[2] == 0.5 && q[3] == 0.5);
+    GF_ASSERT_OK(gf_config_get_quat(b, "absent", unit, q));
+    assert_true(q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0);
+    assert_int_equal(gf_config_get_vec3(b, "q", unit, v), GF_ERR_INPUT);
+    assert_int_equal(gf_config_get_quat(b, "v", unit, q), GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "quaternion"));
+    gf_config_destroy(cfg);
+}
+
 static void test_unknown_keys(void **state) {
     (void)state;
     gf_config *cfg = parse_ok("Solver {\n  tolerance 1e-6;\n  max_iteratons 10;\n}\n");
@@ -192,8 +210,8 @@ static void test_malformed(void **state) {
     expect_parse_error(t, strlen(t), "bad.cfg:1:8", "comment");
     t = "Time { v < 1, 2 ; }\n";
     expect_parse_error(t, strlen(t), "bad.cfg:1:17", "expected ',' or '>'");
-    t = "Time { v < 1, 2, 3, 4 >; }\n";
-    expect_parse_error(t, strlen(t), "bad.cfg:1:21", "more than 3");
+    t = "Time { v < 1, 2, 3, 4, 5 >; }\n";
+    expect_parse_error(t, strlen(t), "bad.cfg:1:24", "more than 4");
     t = "Time { dt ; }\n";
     expect_parse_error(t, strlen(t), "bad.cfg:1:11", "expected a value");
     t = "}\n";
@@ -533,7 +551,7 @@ int main(void) {
         cmocka_unit_test(test_fuzz),           cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_override_paths), cmocka_unit_test(test_override_range),
         cmocka_unit_test(test_cr_line_ends),   cmocka_unit_test(test_override_dump),
-        cmocka_unit_test(test_linear_time),
+        cmocka_unit_test(test_linear_time),    cmocka_unit_test(test_quaternions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "granflow/config.h"
 #include "granflow/io.h"
 #include "granflow/sim.h"
 #include "lib/snapshot.h"
@@ -287,6 +288,84 @@ static void test_restart_equivalence(void **state) {
         assert_same_particles(a, b, n1);
     }
     assert_true(straight.time == second.time);
+    free(a);
+    free(b);
+    gf_sim_free(&straight);
+    gf_sim_free(&second);
+}
+
+/* Bodies of every shape falling onto each other and the floor, from the configuration. */
+static const char *shapes_cfg =
+    "Domain { min <0,0,0>; max <0.2,0.2,0.2>; box_walls true; periodic <1,0,0>; }\n"
+    "Materials { friction 0.4; Material { name wood; density 700; } }\n"
+    "Clump { name trio; Sphere { centre <0,0,0>; radius 0.008; }\n"
+    "        Sphere { centre <0.01,0,0>; radius 0.006; } Sphere { centre <0,0.012,0.003>; "
+    "radius 0.005; } }\n"
+    "Body { shape box; half_extents <0.02,0.01,0.006>; position <0.05,0.1,0.02>; axis <1,1,0>; "
+    "angle 0.4; material wood; velocity <0.3,0,0>; }\n"
+    "Body { shape capsule; radius 0.006; half_length 0.02; position <0.11,0.1,0.015>; "
+    "axis <0,1,0>; angle 1.2; material wood; angular_velocity <0,0,3>; }\n"
+    "Body { shape cylinder; radius 0.01; half_length 0.01; position <0.15,0.1,0.03>; "
+    "axis <1,0,0>; angle 0.3; material wood; velocity <0.5,0,0>; }\n"
+    "Body { shape clump; clump trio; position <0.06,0.1,0.06>; material wood; }\n"
+    "Body { shape sphere; radius 0.01; position <0.1,0.1,0.06>; material wood; "
+    "velocity <-0.2,0,-0.5>; }\n"
+    "Body { shape box; half_extents <0.01,0.01,0.01>; position <0.185,0.1,0.05>; material wood; "
+    "velocity <1,0,0>; }\n"
+    "Time { dt 5e-4; steps 0; }\n";
+
+static void make_shapes(gf_sim *sim, int generate) {
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(shapes_cfg, strlen(shapes_cfg), "shapes.cfg", &cfg));
+    GF_ASSERT_OK(gf_sim_init(sim, &P));
+    GF_ASSERT_OK(gf_sim_configure(sim, cfg, generate));
+    gf_config_destroy(cfg);
+}
+
+/* Restart is exact for every shape (issue 12), on every rank count: the shapes, dimensions and
+ * the points of multi-point contacts (their warm-start entries) come back. */
+static void test_restart_shapes(void **state) {
+    (void)state;
+    const int N = 200;
+    gf_sim straight, first, second;
+    make_shapes(&straight, 1);
+    for (int s = 0; s < N; ++s)
+        GF_ASSERT_OK(gf_sim_step(&straight));
+    make_shapes(&first, 1);
+    for (int s = 0; s < N / 2; ++s)
+        GF_ASSERT_OK(gf_sim_step(&first));
+    /* Contacts with several points exist, so the warm start's point keys are exercised. */
+    int64_t multi = 0;
+    for (size_t j = 0; j < first.contacts.count; ++j)
+        multi += first.contacts.point[j] > 0;
+    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &multi, 1, GF_PAR_SUM));
+    assert_true(multi > 0);
+    char path[512];
+    path_of(path, sizeof path, "shapes.ckpt.h5");
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &first, path));
+    gf_sim_free(&first);
+    make_shapes(&second, 0);
+    GF_ASSERT_OK(gf_io_read_checkpoint(&second, path));
+    while (second.step < N)
+        GF_ASSERT_OK(gf_sim_step(&second));
+    size_t n1 = 0, n2 = 0;
+    gf_particle *a = gather_all(&straight, &P, &n1), *b = gather_all(&second, &P, &n2);
+    if (P.rank == 0) {
+        assert_int_equal(n1, 6);
+        assert_int_equal(n1, n2);
+        assert_same_particles(a, b, n1);
+        for (size_t i = 0; i < n1; ++i) {
+            assert_int_equal(a[i].shape.type, b[i].shape.type);
+            assert_int_equal(a[i].shape.clump, b[i].shape.clump);
+            for (int d = 0; d < 3; ++d)
+                assert_true(a[i].shape.dim[d] == b[i].shape.dim[d]);
+        }
+        /* Shapes as configured, in the order of the Body blocks. */
+        const int want[6] = {GF_SHAPE_BOX,   GF_SHAPE_CAPSULE, GF_SHAPE_CYLINDER,
+                             GF_SHAPE_CLUMP, GF_SHAPE_SPHERE,  GF_SHAPE_BOX};
+        for (size_t i = 0; i < n1; ++i)
+            assert_int_equal(a[i].shape.type, want[i]);
+    }
     free(a);
     free(b);
     gf_sim_free(&straight);
@@ -999,6 +1078,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_checkpoint_round_trip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_equivalence, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_restart_shapes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_checkpoints, setup, teardown),
     cmocka_unit_test_setup_teardown(test_damaged_checkpoints, setup, teardown),

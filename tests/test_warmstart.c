@@ -85,7 +85,7 @@ static key *scrambled_keys(size_t n, uint64_t seed) {
 static void add(gf_warmstart *ws, key k) {
     double l[3];
     impulse_of(k, l);
-    GF_ASSERT_OK(gf_warmstart_append(ws, k.a, k.b, l));
+    GF_ASSERT_OK(gf_warmstart_append(ws, k.a, k.b, 0, l));
 }
 
 static void test_append_any_order(void **state) {
@@ -119,8 +119,8 @@ static void test_insert_rows_of_a_file(void **state) {
     gf_warmstart ws;
     gf_warmstart_init(&ws);
     /* Added in two calls, the second into a table that already holds entries. */
-    GF_ASSERT_OK(gf_warmstart_insert(&ws, n / 2, pair, imp));
-    GF_ASSERT_OK(gf_warmstart_insert(&ws, n - n / 2, pair + n, imp + 3 * (n / 2)));
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n / 2, pair, NULL, imp));
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n - n / 2, pair + n, NULL, imp + 3 * (n / 2)));
     assert_table(&ws, k, n);
     gf_warmstart_free(&ws);
     free(pair);

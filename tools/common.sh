@@ -1,7 +1,7 @@
 # Shared by tools/quickstart.sh and tools/run-tests.sh: installs what granflow needs on Debian
 # and configures the environment Open MPI wants when run as root on a small machine.
 
-GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev"
+GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev libccd-dev"
 # The test suite also fuzzes the configuration parser with clang's libFuzzer.
 GF_TEST_PACKAGES="clang libclang-rt-14-dev"
 

@@ -61,6 +61,9 @@ gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *
 gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double def[3],
                              double out[3]);
 /* Required keys: absence is an input error naming the block. */
+/* Four components < w, x, y, z >, for orientations. */
+gf_status gf_config_get_quat(gf_config_block *b, const char *key, const double def[4],
+                             double out[4]);
 gf_status gf_config_require_double(gf_config_block *b, const char *key, double *out);
 gf_status gf_config_require_string(gf_config_block *b, const char *key, char *out, size_t size);
 gf_status gf_config_require_vec3(gf_config_block *b, const char *key, double out[3]);

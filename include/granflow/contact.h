@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "granflow/collide.h"
 #include "granflow/error.h"
 #include "granflow/geometry.h"
 #include "granflow/material.h"
@@ -19,6 +20,7 @@ typedef struct {
     size_t count, capacity;
     int32_t *i1, *i2;
     int64_t *id1, *id2;         /* global ids (wall: -1 - wall), valid after the step too */
+    int32_t *point;             /* which point of the pair's manifold (0 for spheres) */
     double *n[3], *t[3], *o[3]; /* contact frame */
     double *r1[3], *r2[3];      /* lever arms from the centres to the contact point */
     double *gap;                /* signed distance, negative when penetrating */
@@ -34,6 +36,9 @@ typedef struct {
     int32_t *start; /* ncells + 1 offsets into item */
     int32_t *item;  /* particle indices sorted by cell */
     int32_t *cell;  /* cell of each particle */
+    /* Contact points of one pair of non-spherical bodies (gf_collide's buffer). */
+    gf_contact_point *points;
+    int cappoints;
 } gf_linkcells;
 
 void gf_contacts_init(gf_contacts *c);
@@ -43,9 +48,10 @@ void gf_contacts_clear(gf_contacts *c);
 void gf_linkcells_init(gf_linkcells *lc);
 void gf_linkcells_free(gf_linkcells *lc);
 
-/* Finds every sphere-sphere pair among local and ghost particles and every sphere-wall pair
- * with gap < margin that this rank solves: pairs of two ghosts are skipped, and a pair of an
- * owned particle and a ghost is kept only when the owned one has the smaller global id. */
+/* Finds every contact among local and ghost particles and with the walls and obstacles with
+ * gap < margin that this rank solves: pairs of two ghosts are skipped, and a pair of an owned
+ * particle and a ghost is kept only when the owned one has the smaller global id. Spheres take
+ * closed forms; any other shape the manifold of gf_collide (several points per pair). */
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                             double margin, gf_linkcells *lc, gf_contacts *out);
 

@@ -14,6 +14,7 @@
 #include "granflow/config.h"
 #include "granflow/error.h"
 #include "granflow/material.h"
+#include "granflow/shape.h"
 
 #define GF_MAX_WALLS 64
 #define GF_MAX_OBSTACLES 64
@@ -49,6 +50,10 @@ gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const doubl
 /* Closest point of the solid obstacle `body` (box or cylinder index as in contacts) to x: the
  * signed distance (negative inside) and the outward unit normal there. */
 double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3], double normal[3]);
+/* Geometry body `body` (a wall 0 .. count - 1, GF_BOX_BASE + b, GF_CYL_BASE + c) as a rigid body
+ * of infinite mass for the contact geometry of any shape: a plane, a box or a cylinder (its axis
+ * along body z) and its pose (a point of the plane or the centre; orientation body to world). */
+void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], double q[4]);
 /* Whether a sphere at x of radius r would overlap any wall or obstacle. Touching is not
  * overlapping: a distance equal to r up to the rounding of the coordinates involved (see
  * gf_geometry_touch_tolerance) counts as touching. */

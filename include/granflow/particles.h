@@ -2,8 +2,12 @@
  * many particles, so each quantity is contiguous. Owned particles occupy [0, n_local), ghost
  * copies of neighbours' particles [n_local, n_local + n_ghost).
  *
- * Every particle is a sphere for now; the storage keeps the full rigid-body state (orientation,
- * principal inverse inertia in the body frame) so that the integrator is the general one. */
+ * A particle is a rigid body of any shape (gf_shape: sphere, box, capsule, cylinder, clump). Its
+ * body frame is the principal frame of its shape (centre of mass at the origin), so the inverse
+ * inertia is three principal moments, and `radius` is the bounding radius around the centre of
+ * mass: the link cells, the interaction range and the ghosts use it, so a sphere's radius is its
+ * radius and every other shape lies within it. Clump templates are shared by all particles
+ * (`clumps`, set by the owner of the storage). */
 #ifndef GRANFLOW_PARTICLES_H
 #define GRANFLOW_PARTICLES_H
 
@@ -11,6 +15,7 @@
 #include <stdint.h>
 
 #include "granflow/error.h"
+#include "granflow/shape.h"
 
 typedef struct {
     size_t n_local;
@@ -21,10 +26,14 @@ typedef struct {
     double *q[4];           /* orientation, unit quaternion (w, x, y, z) */
     double *v[3];           /* linear velocity (m/s) */
     double *w[3];           /* angular velocity, world frame (rad/s) */
-    double *radius;         /* (m) */
+    double *radius;         /* bounding radius (m): the sphere's radius for spheres */
     double *inv_mass;       /* 1/kg; 0 for bodies of infinite mass */
     double *inv_inertia[3]; /* principal inverse moments, body frame (1/(kg m^2)) */
     int32_t *material;
+    int32_t *shape;          /* gf_shape_type */
+    int32_t *clump;          /* template index of a clump, -1 otherwise */
+    double *dim[3];          /* shape dimensions, as gf_shape.dim */
+    const gf_clumps *clumps; /* templates of the clumps (may be NULL without clumps) */
 } gf_particles;
 
 /* One particle as a record, for adding, moving and testing (not for hot loops). */
@@ -33,6 +42,7 @@ typedef struct {
     double x[3], q[4], v[3], w[3];
     double radius, inv_mass, inv_inertia[3];
     int32_t material;
+    gf_shape shape;
 } gf_particle;
 
 void gf_particles_init(gf_particles *p);
@@ -51,6 +61,12 @@ void gf_particles_set(gf_particles *p, size_t i, const gf_particle *rec);
 /* A solid sphere of the given radius and density, at rest, identity orientation. */
 void gf_particle_make_sphere(gf_particle *rec, int64_t id, const double x[3], double radius,
                              double density, int32_t material);
+/* A body of any shape of uniform density (0: infinite mass, a fixed or kinematic body), at rest,
+ * identity orientation; mass, inertia and bounding radius from the shape. */
+void gf_particle_make(gf_particle *rec, int64_t id, const double x[3], const gf_shape *shape,
+                      const gf_clumps *clumps, double density, int32_t material);
+/* The shape of particle i. */
+gf_shape gf_particles_shape(const gf_particles *p, size_t i);
 
 /* World-frame inverse inertia of particle i as a symmetric matrix (xx, xy, xz, yy, yz, zz). */
 void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]);

@@ -33,6 +33,7 @@ typedef struct {
     gf_particles particles;
     gf_walls walls;
     gf_materials materials;
+    gf_clumps clumps; /* clump templates; particles.clumps points here */
     gf_contacts contacts;
     gf_linkcells cells;
     gf_solver_params solver_params;

@@ -67,4 +67,23 @@ static inline void gf_quat_rotate_inv(const double q[4], const double v[3], doub
     gf_quat_rotate(qc, v, out);
 }
 
+/* The unit quaternion of the shortest rotation taking +z to the unit vector n (the body frame of
+ * a plane or a cylinder's axis placed along n). */
+static inline void gf_quat_from_z(const double n[3], double q[4]) {
+    /* Half-way vector between z and n: q = (1 + n_z, -n_y, n_x, 0) normalised. */
+    double w = 1.0 + n[2];
+    if (w < 1e-12) { /* n = -z: half a turn about x */
+        q[0] = 0.0;
+        q[1] = 1.0;
+        q[2] = 0.0;
+        q[3] = 0.0;
+        return;
+    }
+    double len = sqrt(w * w + n[0] * n[0] + n[1] * n[1]);
+    q[0] = w / len;
+    q[1] = -n[1] / len;
+    q[2] = n[0] / len;
+    q[3] = 0.0;
+}
+
 #endif

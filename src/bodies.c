@@ -1,0 +1,301 @@
+#include "granflow/bodies.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/collide.h"
+#include "granflow/vec.h"
+
+#define CLUMP_NAME 64
+
+gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root) {
+    size_t n = gf_config_section_count(root, "Clump");
+    for (size_t k = 0; k < n; ++k) {
+        gf_config_block *b = gf_config_section_nth(root, "Clump", k);
+        char where[512], name[CLUMP_NAME];
+        gf_config_block_where(b, where, sizeof where);
+        GF_TRY(gf_config_require_string(b, "name", name, sizeof name));
+        size_t ns = gf_config_section_count(b, "Sphere");
+        if (ns < 1 || ns > GF_CLUMP_MAX_MEMBERS)
+            return GF_ERROR(GF_ERR_INPUT, "%s: Clump '%s' has %zu Sphere blocks, not 1 .. %d",
+                            where, name, ns, GF_CLUMP_MAX_MEMBERS);
+        double centre[GF_CLUMP_MAX_MEMBERS][3], radius[GF_CLUMP_MAX_MEMBERS];
+        for (size_t s = 0; s < ns; ++s) {
+            gf_config_block *sb = gf_config_section_nth(b, "Sphere", s);
+            GF_TRY(gf_config_require_vec3(sb, "centre", centre[s]));
+            GF_TRY(gf_config_require_double(sb, "radius", &radius[s]));
+            GF_TRY(gf_config_check_range(sb, "radius", radius[s], 1e-300, 1e300));
+        }
+        gf_clump c;
+        GF_TRY(gf_error_context(gf_clump_make((int)ns, centre, radius, &c), "%s: Clump '%s'", where,
+                                name));
+        int32_t index;
+        GF_TRY(gf_clumps_add(clumps, &c, &index));
+    }
+    return GF_OK;
+}
+
+/* The template index of the Clump block named `name`, -1 if none. */
+static int32_t clump_index(gf_config_block *root, const char *name) {
+    size_t n = gf_config_section_count(root, "Clump");
+    for (size_t k = 0; k < n; ++k) {
+        char have[CLUMP_NAME];
+        gf_config_block *b = gf_config_section_nth(root, "Clump", k);
+        if (gf_config_get_string(b, "name", "", have, sizeof have) == GF_OK &&
+            strcmp(have, name) == 0)
+            return (int32_t)k;
+    }
+    return -1;
+}
+
+static gf_status read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
+                            const char *where, gf_shape *s) {
+    char kind[32];
+    GF_TRY(gf_config_require_string(b, "shape", kind, sizeof kind));
+    int type = gf_shape_type_from_name(kind);
+    double r = 0.0, h = 0.0, ext[3];
+    switch (type) {
+    case GF_SHAPE_SPHERE:
+        GF_TRY(gf_config_require_double(b, "radius", &r));
+        *s = gf_shape_sphere(r);
+        break;
+    case GF_SHAPE_BOX:
+        GF_TRY(gf_config_require_vec3(b, "half_extents", ext));
+        *s = gf_shape_box(ext[0], ext[1], ext[2]);
+        break;
+    case GF_SHAPE_CAPSULE:
+    case GF_SHAPE_CYLINDER:
+        GF_TRY(gf_config_require_double(b, "radius", &r));
+        GF_TRY(gf_config_require_double(b, "half_length", &h));
+        *s = type == GF_SHAPE_CAPSULE ? gf_shape_capsule(r, h) : gf_shape_cylinder(r, h);
+        break;
+    case GF_SHAPE_CLUMP: {
+        char name[CLUMP_NAME];
+        double scale = 1.0;
+        GF_TRY(gf_config_require_string(b, "clump", name, sizeof name));
+        GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
+        int32_t index = clump_index(root, name);
+        if (index < 0)
+            return GF_ERROR(GF_ERR_INPUT, "%s: Body.clump '%s' names no Clump block", where, name);
+        *s = gf_shape_clump(index, scale);
+        break;
+    }
+    default:
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Body.shape '%s' is not one of sphere, box, capsule, cylinder, clump",
+                        where, kind);
+    }
+    return gf_error_context(gf_shape_check(s, clumps), "%s: Body", where);
+}
+
+/* The orientation of the frame the user describes: a unit quaternion, or an angle about an axis. */
+static gf_status read_orientation(gf_config_block *b, const char *where, double q[4]) {
+    q[0] = 1.0;
+    q[1] = q[2] = q[3] = 0.0;
+    int has_q = gf_config_has(b, "orientation"), has_axis = gf_config_has(b, "axis");
+    if (has_q && has_axis)
+        return GF_ERROR(GF_ERR_INPUT, "%s: give Body.orientation or Body.axis and angle, not both",
+                        where);
+    if (has_axis) {
+        double axis[3], angle = 0.0;
+        GF_TRY(gf_config_require_vec3(b, "axis", axis));
+        GF_TRY(gf_config_require_double(b, "angle", &angle));
+        GF_TRY(gf_config_check_range(b, "angle", angle, -1e6, 1e6));
+        double len = gf_norm(axis);
+        if (!(len > 0.0) || !isfinite(len))
+            return GF_ERROR(GF_ERR_INPUT, "%s: Body.axis must be a nonzero finite vector", where);
+        double s = sin(0.5 * angle) / len;
+        q[0] = cos(0.5 * angle);
+        q[1] = s * axis[0];
+        q[2] = s * axis[1];
+        q[3] = s * axis[2];
+        return GF_OK;
+    }
+    if (!has_q)
+        return GF_OK;
+    double v[4];
+    GF_TRY(gf_config_get_quat(b, "orientation", q, v));
+    double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]);
+    if (!(fabs(len - 1.0) <= 1e-6))
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Body.orientation has norm %g: a rotation is a unit quaternion", where,
+                        len);
+    for (int k = 0; k < 4; ++k)
+        q[k] = v[k] / len;
+    return GF_OK;
+}
+
+static void quat_mul(const double a[4], const double b[4], double out[4]) {
+    double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+    double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+    double y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    double z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    out[0] = w;
+    out[1] = x;
+    out[2] = y;
+    out[3] = z;
+}
+
+/* One Body block as a particle record (id not set). */
+static gf_status read_body(gf_config_block *b, gf_config_block *root, const gf_materials *m,
+                           const gf_clumps *clumps, gf_particle *rec, const char *where) {
+    gf_shape s;
+    GF_TRY(read_shape(b, root, clumps, where, &s));
+    double x[3], q[4], zero[3] = {0.0, 0.0, 0.0};
+    GF_TRY(gf_config_require_vec3(b, "position", x));
+    GF_TRY(read_orientation(b, where, q));
+    int material = 0;
+    GF_TRY(gf_materials_lookup(m, b, "material", &material));
+    char motion[32];
+    GF_TRY(gf_config_get_string(b, "motion", "dynamic", motion, sizeof motion));
+    int dynamic = strcmp(motion, "dynamic") == 0;
+    if (!dynamic && strcmp(motion, "fixed") != 0 && strcmp(motion, "kinematic") != 0)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Body.motion '%s' is not one of dynamic, fixed, kinematic", where,
+                        motion);
+    gf_particle_make(rec, 0, x, &s, clumps, dynamic ? m->density[material] : 0.0, material);
+    if (s.type == GF_SHAPE_CLUMP) {
+        /* The user placed the frame of the members: the centre of mass and principal frame
+         * follow from the template. */
+        const gf_clump *c = &clumps->item[s.clump];
+        double com[3] = {c->com_input[0] * s.dim[0], c->com_input[1] * s.dim[0],
+                         c->com_input[2] * s.dim[0]},
+               off[3];
+        gf_quat_rotate(q, com, off);
+        for (int d = 0; d < 3; ++d)
+            rec->x[d] = x[d] + off[d];
+        quat_mul(q, c->q_input, rec->q);
+    } else {
+        memcpy(rec->q, q, sizeof rec->q);
+    }
+    if (strcmp(motion, "fixed") != 0) {
+        GF_TRY(gf_config_get_vec3(b, "velocity", zero, rec->v));
+        GF_TRY(gf_config_get_vec3(b, "angular_velocity", zero, rec->w));
+    }
+    for (int d = 0; d < 3; ++d)
+        if (!isfinite(rec->v[d]) || !isfinite(rec->w[d]) || !isfinite(rec->x[d]))
+            return GF_ERROR(GF_ERR_INPUT, "%s: Body has a non-finite position or velocity", where);
+    return GF_OK;
+}
+
+static void pose_of(const gf_particle *rec, const gf_clumps *clumps, gf_body_pose *pose) {
+    pose->shape = &rec->shape;
+    pose->clumps = clumps;
+    memcpy(pose->x, rec->x, sizeof pose->x);
+    memcpy(pose->q, rec->q, sizeof pose->q);
+}
+
+/* The deepest overlap of two placed bodies (0 if they do not overlap). */
+static gf_status overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
+    gf_contact_point pts[4 * GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS];
+    int count = 0;
+    *depth = 0.0;
+    GF_TRY(gf_collide(a, b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count));
+    for (int k = 0; k < count; ++k)
+        *depth = fmax(*depth, -pts[k].gap);
+    return GF_OK;
+}
+
+/* A body against the domain, the walls and the obstacles. */
+static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps, const gf_walls *w,
+                                 const double lo[3], const double hi[3], const int periodic[3],
+                                 const char *where) {
+    gf_body_pose pa;
+    pose_of(rec, clumps, &pa);
+    double tol = gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
+                                             rec->radius);
+    for (int d = 0; d < 3; ++d) {
+        if (periodic[d]) {
+            if (rec->x[d] < lo[d] || rec->x[d] >= hi[d])
+                return GF_ERROR(GF_ERR_INPUT,
+                                "%s: the body's centre of mass %g along %c lies outside the "
+                                "periodic domain [%g, %g)",
+                                where, rec->x[d], "xyz"[d], lo[d], hi[d]);
+            continue;
+        }
+        /* The body's extent along the axis: its support points in the body frame. */
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            double e[3] = {0.0, 0.0, 0.0}, eb[3], sp[3], sw[3];
+            e[d] = sgn;
+            gf_quat_rotate_inv(rec->q, e, eb);
+            gf_shape_support(&rec->shape, clumps, eb, sp);
+            gf_quat_rotate(rec->q, sp, sw);
+            double reach = rec->x[d] + sw[d];
+            if ((sgn < 0 && reach < lo[d] - tol) || (sgn > 0 && reach > hi[d] + tol))
+                return GF_ERROR(GF_ERR_INPUT,
+                                "%s: the body reaches %g along %c, outside the domain [%g, %g]",
+                                where, reach, "xyz"[d], lo[d], hi[d]);
+        }
+    }
+    for (size_t k = 0; k < w->count + w->nbox + w->ncyl; ++k) {
+        int body = k < w->count             ? (int)k
+                   : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
+                                            : GF_CYL_BASE + (int)(k - w->count - w->nbox);
+        gf_shape so;
+        gf_body_pose pb = {&so, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
+        gf_walls_body(w, body, &so, pb.x, pb.q);
+        double depth;
+        GF_TRY(overlap(&pa, &pb, &depth));
+        if (depth > tol && k < w->count)
+            return GF_ERROR(GF_ERR_INPUT,
+                            "%s: the body overlaps wall %zu (point %g %g %g, normal %g %g %g) by "
+                            "%g m",
+                            where, k, w->point[k][0], w->point[k][1], w->point[k][2],
+                            w->normal[k][0], w->normal[k][1], w->normal[k][2], depth);
+        if (depth > tol)
+            return GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps obstacle %s %d by %g m", where,
+                            body < GF_CYL_BASE ? "box" : "cylinder",
+                            body < GF_CYL_BASE ? body - GF_BOX_BASE : body - GF_CYL_BASE, depth);
+    }
+    return GF_OK;
+}
+
+gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, const gf_clumps *clumps,
+                              const gf_walls *w, const double lo[3], const double hi[3],
+                              const int periodic[3], const gf_decomp *decomp, int64_t first_id,
+                              gf_particles *out, int64_t *count, double *max_radius) {
+    size_t n = gf_config_section_count(root, "Body");
+    *count = (int64_t)n;
+    *max_radius = 0.0;
+    if (n == 0)
+        return GF_OK;
+    gf_particle *recs = gf_malloc(n, sizeof *recs);
+    char(*where)[512] = gf_malloc(n, sizeof *where);
+    gf_status st = recs && where ? GF_OK : gf_error_status();
+    for (size_t k = 0; k < n && st == GF_OK; ++k) {
+        gf_config_block *b = gf_config_section_nth(root, "Body", k);
+        gf_config_block_where(b, where[k], sizeof where[k]);
+        st = read_body(b, root, m, clumps, &recs[k], where[k]);
+        if (st == GF_OK) {
+            recs[k].id = first_id + (int64_t)k;
+            *max_radius = fmax(*max_radius, recs[k].radius);
+            st = check_placement(&recs[k], clumps, w, lo, hi, periodic, where[k]);
+        }
+    }
+    /* Every pair once: a handful of bodies is placed by hand. */
+    for (size_t a = 0; a < n && st == GF_OK; ++a)
+        for (size_t b = a + 1; b < n && st == GF_OK; ++b) {
+            double d[3] = {recs[a].x[0] - recs[b].x[0], recs[a].x[1] - recs[b].x[1],
+                           recs[a].x[2] - recs[b].x[2]};
+            if (gf_norm(d) >= recs[a].radius + recs[b].radius)
+                continue;
+            gf_body_pose pa, pb;
+            pose_of(&recs[a], clumps, &pa);
+            pose_of(&recs[b], clumps, &pb);
+            double depth;
+            st = overlap(&pa, &pb, &depth);
+            double tol = gf_geometry_touch_tolerance(gf_norm(recs[a].x) + gf_norm(recs[b].x) +
+                                                     recs[a].radius + recs[b].radius);
+            if (st == GF_OK && depth > tol)
+                st = GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps the body of %s by %g m",
+                              where[b], where[a], depth);
+        }
+    for (size_t k = 0; k < n && st == GF_OK && out; ++k)
+        if (!decomp || gf_decomp_owns(decomp, recs[k].x))
+            st = gf_particles_add(out, &recs[k]);
+    free(recs);
+    free(where);
+    return st;
+}
