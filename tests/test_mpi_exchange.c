@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/collide.h"
 #include "granflow/contact.h"
 #include "granflow/decomp.h"
 #include "granflow/exchange.h"
@@ -389,6 +390,159 @@ static void test_contact_set_periodic(void **state) {
     contact_set_case(1);
 }
 
+/* ---- contact sets of bodies of every shape ------------------------------------------------ */
+
+typedef struct {
+    int64_t a, b; /* smaller id, larger id */
+    double gap;
+} point_entry;
+
+static int cmp_point_entry(const void *x, const void *y) {
+    const point_entry *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->gap < q->gap ? -1 : (p->gap > q->gap);
+}
+
+/* Body i: a sphere, box, capsule, cylinder or clump (by i mod 5), random size, orientation and
+ * place. */
+static void random_body(uint64_t *rng, int64_t id, const gf_clumps *clumps, gf_particle *rec) {
+    double pos[3], s = gf_test_uniform(rng, 0.015, 0.03);
+    for (int a = 0; a < 3; ++a)
+        pos[a] = gf_test_uniform(rng, 0.0, 1.0);
+    gf_shape shape;
+    switch (id % 5) {
+    case 0:
+        shape = gf_shape_sphere(s);
+        break;
+    case 1:
+        shape = gf_shape_box(s, 0.6 * s, 0.3 * s);
+        break;
+    case 2:
+        shape = gf_shape_capsule(0.4 * s, s);
+        break;
+    case 3:
+        shape = gf_shape_cylinder(0.6 * s, 0.5 * s);
+        break;
+    default:
+        shape = gf_shape_clump(0, s / 0.02);
+        break;
+    }
+    gf_particle_make(rec, id, pos, &shape, clumps, 1000, 0);
+    double n = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        rec->q[k] = gf_test_uniform(rng, -1, 1);
+        n += rec->q[k] * rec->q[k];
+    }
+    for (int k = 0; k < 4; ++k)
+        rec->q[k] /= sqrt(n);
+    for (int a = 0; a < 3; ++a)
+        rec->v[a] = gf_test_uniform(rng, -1, 1);
+}
+
+/* The contact points of a random mixed-shape set, found on this rank count with link cells,
+ * ghosts and the ownership rule, are those of an all-pairs search on one rank (minimum image on
+ * periodic axes), point for point. */
+static void contact_set_shapes_case(int periodic) {
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    const int N = 1500;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double centre[3][3] = {{0, 0, 0}, {0.012, 0, 0}, {0, 0.011, 0.004}};
+    const double radius[3] = {0.01, 0.008, 0.007};
+    gf_clump clump;
+    GF_ASSERT_OK(gf_clump_make(3, centre, radius, &clump));
+    int32_t index;
+    GF_ASSERT_OK(gf_clumps_add(&sim.clumps, &clump, &index));
+    int dims[3] = {0, 0, 0}, per[3] = {periodic, periodic, periodic};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.dt = 1e-3;
+    sim.margin_tolerance = 0.002;
+    uint64_t rng = 777;
+    gf_particle *all = malloc(N * sizeof *all);
+    for (int i = 0; i < N; ++i) {
+        random_body(&rng, i, &sim.clumps, &all[i]);
+        if (gf_decomp_owns(&sim.xch.decomp, all[i].x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &all[i]));
+    }
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    GF_ASSERT_OK(gf_contact_detect(&sim.particles, &sim.walls, &sim.materials, sim.margin,
+                                   &sim.cells, &sim.contacts));
+    point_entry *mine = malloc((sim.contacts.count + 1) * sizeof *mine);
+    size_t nmine = 0;
+    for (size_t j = 0; j < sim.contacts.count; ++j) {
+        if (sim.contacts.i2[j] < 0)
+            continue; /* walls: not part of this comparison */
+        int64_t a = sim.contacts.id1[j], b = sim.contacts.id2[j];
+        mine[nmine++] = (point_entry){a < b ? a : b, a < b ? b : a, sim.contacts.gap[j]};
+    }
+    size_t total = 0;
+    point_entry *got = gather(mine, nmine, sizeof *mine, &total);
+    if (P.rank == 0) {
+        size_t cap = 1024, n = 0;
+        point_entry *ref = malloc(cap * sizeof *ref);
+        gf_contact_point pts[GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS];
+        for (int i = 0; i < N; ++i)
+            for (int j = i + 1; j < N; ++j) {
+                double xb[3], d2 = 0.0;
+                for (int a = 0; a < 3; ++a) {
+                    double dd = all[j].x[a] - all[i].x[a];
+                    if (periodic)
+                        dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
+                    xb[a] = all[i].x[a] + dd;
+                    d2 += dd * dd;
+                }
+                double reach = all[i].radius + all[j].radius + sim.margin;
+                if (d2 >= reach * reach)
+                    continue;
+                gf_body_pose pa = {&all[i].shape, &sim.clumps, {0}, {0}},
+                             pb = {&all[j].shape, &sim.clumps, {0}, {0}};
+                memcpy(pa.x, all[i].x, sizeof pa.x);
+                memcpy(pa.q, all[i].q, sizeof pa.q);
+                memcpy(pb.x, xb, sizeof pb.x);
+                memcpy(pb.q, all[j].q, sizeof pb.q);
+                int count = 0;
+                GF_ASSERT_OK(gf_collide(&pa, &pb, sim.margin, pts,
+                                        (int)(sizeof pts / sizeof pts[0]), &count));
+                for (int k = 0; k < count; ++k) {
+                    if (n == cap)
+                        ref = realloc(ref, (cap *= 2) * sizeof *ref);
+                    ref[n++] = (point_entry){i, j, pts[k].gap};
+                }
+            }
+        qsort(got, total, sizeof *got, cmp_point_entry);
+        qsort(ref, n, sizeof *ref, cmp_point_entry);
+        assert_true(n > 100);
+        if (total != n)
+            fail_msg("%zu contact points on %d ranks, %zu in the serial search", total, P.size, n);
+        for (size_t k = 0; k < n; ++k)
+            if (got[k].a != ref[k].a || got[k].b != ref[k].b ||
+                !(fabs(got[k].gap - ref[k].gap) <= 1e-9))
+                fail_msg("point %zu: pair %lld-%lld gap %.17g on %d ranks, pair %lld-%lld gap "
+                         "%.17g serially",
+                         k, (long long)got[k].a, (long long)got[k].b, got[k].gap, P.size,
+                         (long long)ref[k].a, (long long)ref[k].b, ref[k].gap);
+        free(ref);
+    }
+    free(got);
+    free(mine);
+    free(all);
+    gf_sim_free(&sim);
+}
+
+static void test_contact_set_shapes_walled(void **state) {
+    (void)state;
+    contact_set_shapes_case(0);
+}
+
+static void test_contact_set_shapes_periodic(void **state) {
+    (void)state;
+    contact_set_shapes_case(1);
+}
+
 /* ---- ids and accounting -------------------------------------------------------------------- */
 
 static void test_unique_ids(void **state) {
@@ -463,11 +617,18 @@ static void test_accounting(void **state) {
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_choose_dims),        cmocka_unit_test(test_migration_periodic),
-    cmocka_unit_test(test_migration_walled),   cmocka_unit_test(test_on_boundary),
-    cmocka_unit_test(test_contact_set_walled), cmocka_unit_test(test_contact_set_periodic),
-    cmocka_unit_test(test_unique_ids),         cmocka_unit_test(test_accounting),
-    cmocka_unit_test(test_wrap_adversarial),   cmocka_unit_test(test_migrate_seam),
+    cmocka_unit_test(test_choose_dims),
+    cmocka_unit_test(test_migration_periodic),
+    cmocka_unit_test(test_migration_walled),
+    cmocka_unit_test(test_on_boundary),
+    cmocka_unit_test(test_contact_set_walled),
+    cmocka_unit_test(test_contact_set_periodic),
+    cmocka_unit_test(test_contact_set_shapes_walled),
+    cmocka_unit_test(test_contact_set_shapes_periodic),
+    cmocka_unit_test(test_unique_ids),
+    cmocka_unit_test(test_accounting),
+    cmocka_unit_test(test_wrap_adversarial),
+    cmocka_unit_test(test_migrate_seam),
 };
 
 GF_TEST_MPI_MAIN(tests)
