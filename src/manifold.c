@@ -619,35 +619,39 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
     double nn[3];
     GF_TRY(candidates(a, b, n, FEATURE_SIN, tol, c, &nc, nn, &ref));
     if (!pa && !pb) {
-        /* The supporting points along n are the deepest pair; a plane's are at infinity, but a
-         * plane is never clipped. Clipping drops them when n is near a face normal but the
-         * face's border is what touches (a body hanging over an edge): the features are then
-         * taken again at the angle n is known to (FEATURE_SIN_EXACT), and should the pair
-         * still be missing it joins the candidates, measured along the manifold's normal and
-         * placed by the supporting point of the body without the reference face (the other
-         * one's is ambiguous, a face being nearly normal to n). */
-        double mn[3] = {-n[0], -n[1], -n[2]}, sa[3], sb[3], e[3];
-        support_world(a, mn, sa);
-        support_world(b, n, sb);
-        for (int k = 0; k < 3; ++k)
-            e[k] = sa[k] - sb[k];
-        double deepest = gf_dot(n, e) + 1e3 * tol; /* 1e-6 of the size */
-        if (nc == 0 || deepest < min_candidate_gap(c, nc)) {
-            GF_TRY(candidates(a, b, n, FEATURE_SIN_EXACT, tol, c, &nc, nn, &ref));
-            if (nc == 0 || deepest < min_candidate_gap(c, nc)) {
-                double g = gf_dot(nn, e);
-                c[nc].gap = g;
-                if (ref > 0) {
-                    memcpy(c[nc].p, sa, sizeof sa);
-                    gf_axpy(-0.5 * g, nn, c[nc].p);
-                } else if (ref < 0) {
-                    memcpy(c[nc].p, sb, sizeof sb);
-                    gf_axpy(0.5 * g, nn, c[nc].p);
-                } else {
-                    lerp(sa, sb, 0.5, c[nc].p);
-                }
-                ++nc;
+        /* The bodies' supporting points along the manifold's normal are their deepest pair. When
+         * that normal is a reference face's, and the face's border rather than the face is what
+         * touches (a body hanging over an edge), clipping drops them: the features are then
+         * taken again at the angle a normal is known to (FEATURE_SIN_EXACT), and should the pair
+         * still be missing, it joins the candidates, placed by the supporting point of the body
+         * without the reference face (the other one's is ambiguous, a face being normal to nn). A
+         * plane's supporting points are at infinity, but a plane is never clipped. */
+        double sa[3], sb[3], e[3];
+        for (int pass = 0; pass < 2; ++pass) {
+            double mnn[3] = {-nn[0], -nn[1], -nn[2]};
+            support_world(a, mnn, sa);
+            support_world(b, nn, sb);
+            for (int k = 0; k < 3; ++k)
+                e[k] = sa[k] - sb[k];
+            double deepest = gf_dot(nn, e) + 1e3 * tol; /* 1e-6 of the size */
+            if (nc > 0 && deepest >= min_candidate_gap(c, nc))
+                break;
+            if (pass == 0) {
+                GF_TRY(candidates(a, b, n, FEATURE_SIN_EXACT, tol, c, &nc, nn, &ref));
+                continue;
             }
+            double g = gf_dot(nn, e);
+            c[nc].gap = g;
+            if (ref > 0) {
+                memcpy(c[nc].p, sa, sizeof sa);
+                gf_axpy(-0.5 * g, nn, c[nc].p);
+            } else if (ref < 0) {
+                memcpy(c[nc].p, sb, sizeof sb);
+                gf_axpy(0.5 * g, nn, c[nc].p);
+            } else {
+                lerp(sa, sb, 0.5, c[nc].p);
+            }
+            ++nc;
         }
     }
     int kept = 0;

@@ -146,7 +146,7 @@ static double dir_gap(const body *a, const body *b, const double u[3]) {
 }
 
 /* half width, in points, of the grids the brute-force searches refine with */
-#define GRID 4
+#define GRID 3
 
 static void normalise(double u[3]) {
     double l = gf_norm(u);
@@ -155,12 +155,13 @@ static void normalise(double u[3]) {
 }
 
 /* Refines a direction u (unit, in place) towards a local maximum of the supporting-plane gap by
- * a grid in the tangent plane, re-centred on its best point and shrunk when that is the centre:
- * it follows the ridges of the non-smooth gap function, where a search along a few fixed
- * directions would stall. Returns the gap at u. */
+ * a grid in the tangent plane, re-centred on its best point and shrunk when that is the centre.
+ * On a sharp ridge of the non-smooth gap function it may crawl: the ridges are searched on
+ * their own (bf_dirs), so the crawl is cut short. Returns the gap at u. */
 static double refine_dir(const body *a, const body *b, double u[3]) {
     double g = dir_gap(a, b, u), t1[3], t2[3];
-    for (double step = 0.02; step > 1e-12;) {
+    int moves = 0;
+    for (double step = 0.02; step > 1e-10 && moves < 400;) {
         gf_orthonormal(u, t1);
         gf_cross(u, t1, t2);
         double bu[3];
@@ -172,25 +173,95 @@ static double refine_dir(const body *a, const body *b, double u[3]) {
                     v[m] = u[m] + step * (i * t1[m] + j * t2[m]);
                 normalise(v);
                 double gv = dir_gap(a, b, v);
-                if (gv > g) {
+                if (gv > g + 1e-14 * (1.0 + fabs(g))) { /* not round-off */
                     g = gv;
                     memcpy(bu, v, sizeof v);
                 }
             }
-        if (memcmp(bu, u, sizeof bu) == 0)
+        if (memcmp(bu, u, sizeof bu) == 0) {
             step *= 0.5;
-        memcpy(u, bu, sizeof bu);
+        } else {
+            ++moves;
+            memcpy(u, bu, sizeof bu);
+        }
     }
     return g;
 }
 
+/* The axes across which a body's support function has a kink: the gap function has ridges on
+ * the great circles normal to them (a box's faces and edges, a cylinder's or capsule's rim). */
+static int kink_axes(const body *b, double ax[][3]) {
+    int n = 0;
+    for (int k = 0; k < 3; ++k) {
+        if (b->s.type == GF_SHAPE_SPHERE || (b->s.type != GF_SHAPE_BOX && k != 2))
+            continue;
+        double e[3] = {0.0, 0.0, 0.0};
+        e[k] = 1.0;
+        gf_quat_rotate(b->p.q, e, ax[n++]);
+    }
+    return n;
+}
+
+static void keep_best(const body *a, const body *b, const double u[3], double *g_best,
+                      double n[3]) {
+    double g = dir_gap(a, b, u);
+    if (g > *g_best) {
+        *g_best = g;
+        memcpy(n, u, 3 * sizeof n[0]);
+    }
+}
+
+/* The maximum of the gap on the great circle normal to the unit axis e: dense samples, the best
+ * ones refined by a shrinking 1-D search. */
+static void ridge_search(const body *a, const body *b, const double e[3], double *g_best,
+                         double n[3]) {
+    enum { M = 720 };
+    double t1[3], t2[3];
+    gf_orthonormal(e, t1);
+    gf_cross(e, t1, t2);
+    double g_th[M];
+    for (int i = 0; i < M; ++i) {
+        double th = 2.0 * M_PI * i / M, u[3];
+        for (int k = 0; k < 3; ++k)
+            u[k] = cos(th) * t1[k] + sin(th) * t2[k];
+        g_th[i] = dir_gap(a, b, u);
+    }
+    for (int i = 0; i < M; ++i) {
+        if (g_th[i] < g_th[(i + 1) % M] || g_th[i] < g_th[(i + M - 1) % M])
+            continue; /* not a local maximum of the samples */
+        double th = 2.0 * M_PI * i / M, g = g_th[i];
+        for (double step = 2.0 * M_PI / M; step > 1e-13;) {
+            int moved = 0;
+            for (int sgn = -1; sgn <= 1; sgn += 2) {
+                double tt = th + sgn * step, u[3];
+                for (int k = 0; k < 3; ++k)
+                    u[k] = cos(tt) * t1[k] + sin(tt) * t2[k];
+                double gv = dir_gap(a, b, u);
+                if (gv > g + 1e-14 * (1.0 + fabs(g))) {
+                    g = gv;
+                    th = tt;
+                    moved = 1;
+                }
+            }
+            if (!moved)
+                step *= 0.5;
+        }
+        double u[3];
+        for (int k = 0; k < 3; ++k)
+            u[k] = cos(th) * t1[k] + sin(th) * t2[k];
+        keep_best(a, b, u, g_best, n);
+    }
+}
+
 /* Brute force over directions: the signed distance of two convex bodies is the largest gap
  * between supporting planes over all normals (separating-plane theorem; for overlapping bodies
- * it is minus the penetration depth), so the best gap found is a lower bound of it. A Fibonacci
- * sphere of directions, the best ones refined, and `start` (if not NULL) refined as well. The
- * maximiser is the normal, from b towards a. */
-static double bf_dirs(const body *a, const body *b, const double *start, double n[3]) {
-    enum { N = 2000, KEEP = 6 };
+ * it is minus the penetration depth), so the best gap found is a lower bound of it. The gap is
+ * smooth but on the great circles normal to the bodies' kink axes, so its maximum is a smooth
+ * one (a Fibonacci sphere of directions, the best refined, and `start` if not NULL), or on one
+ * of those circles (each searched), or where two of them cross (each tried). The maximiser is
+ * the normal, from b towards a. */
+static double bf_dirs(const body *a, const body *b, const double *start, double n_out[3]) {
+    enum { N = 1200, KEEP = 4 };
     double best_g[KEEP + 1], best_u[KEEP + 1][3];
     for (int k = 0; k < KEEP; ++k)
         best_g[k] = -INFINITY;
@@ -214,15 +285,30 @@ static double bf_dirs(const body *a, const body *b, const double *start, double 
         normalise(best_u[KEEP]);
         starts = KEEP + 1;
     }
-    double g_best = -INFINITY;
+    double g_best = -INFINITY, n[3] = {0.0, 0.0, 1.0};
     for (int k = 0; k < starts; ++k) {
-        double g = refine_dir(a, b, best_u[k]);
-        if (g > g_best) {
-            g_best = g;
-            if (n)
-                memcpy(n, best_u[k], sizeof best_u[k]);
+        refine_dir(a, b, best_u[k]);
+        keep_best(a, b, best_u[k], &g_best, n);
+    }
+    double ax[6][3];
+    int na = kink_axes(a, ax);
+    na += kink_axes(b, ax + na);
+    for (int i = 0; i < na; ++i) {
+        ridge_search(a, b, ax[i], &g_best, n);
+        for (int j = i + 1; j < na; ++j) {
+            double c[3];
+            gf_cross(ax[i], ax[j], c);
+            if (gf_norm(c) < 1e-12)
+                continue;
+            normalise(c);
+            keep_best(a, b, c, &g_best, n);
+            for (int k = 0; k < 3; ++k)
+                c[k] = -c[k];
+            keep_best(a, b, c, &g_best, n);
         }
     }
+    if (n_out)
+        memcpy(n_out, n, sizeof n);
     return g_best;
 }
 
@@ -234,7 +320,7 @@ static int patches(const body *b) {
 
 static void surface_point(const body *b, int patch, double u, double v, double p[3]) {
     const double *d = b->s.dim;
-    double l[3];
+    double l[3] = {0.0, 0.0, 0.0};
     switch (b->s.type) {
     case GF_SHAPE_BOX: {
         int k = patch / 2, j = (k + 1) % 3, m = (k + 2) % 3;
@@ -294,7 +380,7 @@ static double wrap01(double u, int periodic) {
  * their distance; for overlapping ones minus the depth of a's deepest surface point in b, which
  * is a lower bound of the penetration depth (that point must leave b). *where gets the point. */
 static double bf_surface(const body *a, const body *b, double where[3]) {
-    enum { G = 48 };
+    enum { G = 32 };
     int periodic = a->s.type != GF_SHAPE_BOX;
     double best = INFINITY;
     for (int pt = 0; pt < patches(a); ++pt) {
@@ -309,21 +395,20 @@ static double bf_surface(const body *a, const body *b, double where[3]) {
                     bv = (double)j / G;
                 }
             }
-        for (double step = 1.0 / G; step > 1e-13;) {
+        for (double step = 1.0 / G; step > 1e-11;) {
             double cu = bu, cv = bv;
             for (int i = -GRID; i <= GRID; ++i)
                 for (int j = -GRID; j <= GRID; ++j) {
                     double u = wrap01(cu + step * i, periodic), v = wrap01(cv + step * j, 0);
                     surface_point(a, pt, u, v, p);
                     double s = sdf(b, p);
-                    if (s < g) {
+                    if (s < g - 1e-14 * (1.0 + fabs(g))) { /* not round-off */
                         g = s;
                         bu = u;
                         bv = v;
                     }
                 }
-            if (bu == cu && bv == cv)
-                step *= 0.5;
+            step = bu == cu && bv == cv ? 0.5 * step : fmin(2.0 * step, 1.0 / G);
         }
         if (g < best) {
             best = g;
@@ -456,20 +541,52 @@ static void check_random_gaps(int ta, int tb, uint64_t seed, int count, double l
 
 static void test_gaps_separated(void **state) {
     (void)state;
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_BOX, 11, 30, 0.005, 0.3, 1e-6);
-    check_random_gaps(GF_SHAPE_BOX, GF_SHAPE_CYLINDER, 12, 30, 0.005, 0.3, 1e-6);
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CYLINDER, 13, 30, 0.005, 0.3, 1e-6);
-    check_random_gaps(GF_SHAPE_CAPSULE, GF_SHAPE_BOX, 14, 30, 0.005, 0.3, 1e-6);
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CAPSULE, 15, 30, 0.005, 0.3, 1e-6);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_BOX, 11, 20, 0.005, 0.3, 1e-7);
+    check_random_gaps(GF_SHAPE_BOX, GF_SHAPE_CYLINDER, 12, 20, 0.005, 0.3, 1e-7);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CYLINDER, 13, 20, 0.005, 0.3, 1e-7);
+    check_random_gaps(GF_SHAPE_CAPSULE, GF_SHAPE_BOX, 14, 20, 0.005, 0.3, 1e-7);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CAPSULE, 15, 20, 0.005, 0.3, 1e-7);
 }
 
 static void test_gaps_overlapping(void **state) {
     (void)state;
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_BOX, 21, 30, -0.05, -0.002, 2e-5);
-    check_random_gaps(GF_SHAPE_BOX, GF_SHAPE_CYLINDER, 22, 30, -0.05, -0.002, 2e-5);
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CYLINDER, 23, 30, -0.05, -0.002, 2e-5);
-    check_random_gaps(GF_SHAPE_CAPSULE, GF_SHAPE_BOX, 24, 30, -0.05, -0.002, 2e-5);
-    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CAPSULE, 25, 30, -0.05, -0.002, 2e-5);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_BOX, 21, 20, -0.05, -0.002, 1e-7);
+    check_random_gaps(GF_SHAPE_BOX, GF_SHAPE_CYLINDER, 22, 20, -0.05, -0.002, 1e-7);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CYLINDER, 23, 20, -0.05, -0.002, 1e-7);
+    check_random_gaps(GF_SHAPE_CAPSULE, GF_SHAPE_BOX, 24, 20, -0.05, -0.002, 1e-7);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CAPSULE, 25, 20, -0.05, -0.002, 1e-7);
+}
+
+/* Deep overlaps have local optima (a body can be pushed out through several faces): the
+ * reported gap is the global one, minus the least penetration depth. */
+static void test_gaps_deep_overlap(void **state) {
+    (void)state;
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_BOX, 31, 20, -0.15, -0.05, 1e-7);
+    check_random_gaps(GF_SHAPE_BOX, GF_SHAPE_CYLINDER, 32, 20, -0.15, -0.05, 1e-7);
+    check_random_gaps(GF_SHAPE_CYLINDER, GF_SHAPE_CYLINDER, 33, 20, -0.15, -0.05, 1e-7);
+}
+
+/* Two separated cylinders on which GJK's last simplex, made of nearly coinciding points of the
+ * curved sides, turns flat, and its round-off volumes once put the origin inside: the pair was
+ * taken for overlapping, and the ascent from EPA's normal then stalled on the ridge of the long
+ * cylinder's side, 8 % short of the gap. (A flat simplex is now held empty, and the ridges are
+ * sought again at every step of the ascent.) */
+static void test_gjk_flat_simplex(void **state) {
+    (void)state;
+    const double xa[3] = {-1.0004804580236413, -2.2504823468032269, -0.49054099413480884};
+    const double qa[4] = {0.76045203715111998, 0.52151411922052049, -0.38551524945940735,
+                          0.033372370017834302};
+    const double xb[3] = {-1.5507190016450374, -1.9213294896190676, -0.97953148948008817};
+    const double qb[4] = {0.69071169640850438, -0.11323759412412077, -0.51220934418819519,
+                          0.49773103926494883};
+    body a, b;
+    body_set(&a, gf_shape_cylinder(0.25789769203933532, 0.23256028434411807), xa, qa);
+    body_set(&b, gf_shape_cylinder(0.45158669386701888, 0.80934974605229781), xb, qb);
+    gf_contact_point c[GF_MANIFOLD_MAX];
+    int n = collide(&a, &b, 0.1, c);
+    assert_int_equal(n, 1);
+    double dist = fmin(bf_surface(&a, &b, NULL), bf_surface(&b, &a, NULL));
+    GF_ASSERT_NEAR(c[0].gap, dist, 1e-9);
 }
 
 /* ---- configurations computed by hand --------------------------------------------------------- */
@@ -508,6 +625,18 @@ static void test_cylinder_lying_on_box(void **state) {
         /* the ends of the contact line */
         GF_ASSERT_NEAR(fmin(xs[0], xs[1]), x0 - h, 1e-9);
         GF_ASSERT_NEAR(fmax(xs[0], xs[1]), x0 + h, 1e-9);
+        /* the manifold from a normal 1 degree off (about the axis, where the line of a round
+         * body moves with the normal): the box face's normal, and the same line */
+        double tilted[3] = {0.0, sin(M_PI / 180.0), cos(M_PI / 180.0)};
+        gf_contact_point ct[GF_MANIFOLD_MAX];
+        int nt = -1;
+        GF_ASSERT_OK(gf_manifold_build(pose(&cyl), pose(&box), tilted, 0.1, ct, &nt));
+        assert_int_equal(nt, 2);
+        check_normal(ct, nt, ez, 1e-15);
+        for (int i = 0; i < 2; ++i) {
+            GF_ASSERT_NEAR(ct[i].gap, -d, 1e-12);
+            GF_ASSERT_NEAR(ct[i].p[1], y0, 1e-12);
+        }
     }
 }
 
@@ -611,6 +740,42 @@ static void test_capsule_lying_on_box(void **state) {
     }
 }
 
+/* A capsule lying across a cylinder's cap, off its centre: the contact is the chord of the cap
+ * under the capsule's axis, its ends on the rim (not on the polygon inscribed in it). */
+static void test_capsule_across_cap(void **state) {
+    (void)state;
+    const double rc = 0.5, hc = 0.3, r = 0.1, h = 1.0, y0 = 0.3;
+    const double half_chord = sqrt(rc * rc - y0 * y0);
+    double qm[4], qx[4], q[4];
+    quat_axis(0.2, 0.7, -0.4, 2.0, qm); /* a common rotation of the whole scene */
+    quat_axis(0.0, 1.0, 0.0, 0.5 * M_PI, qx);
+    quat_mul(qm, qx, q);
+    double ex[3] = {1.0, 0.0, 0.0}, ax[3], up[3], local_z[3] = {0.0, 0.0, 1.0};
+    gf_quat_rotate(qm, ex, ax);
+    gf_quat_rotate(qm, local_z, up);
+    const double depths[] = {0.02, -0.01};
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; ++k) {
+        double d = depths[k], local[3] = {0.05, y0, hc + r - d}, xa[3], zero[3] = {0.0, 0.0, 0.0};
+        gf_quat_rotate(qm, local, xa);
+        body cap, cyl;
+        body_set(&cap, gf_shape_capsule(r, h), xa, q);
+        body_set(&cyl, gf_shape_cylinder(rc, hc), zero, qm);
+        gf_contact_point c[GF_MANIFOLD_MAX];
+        int n = collide(&cap, &cyl, 0.1, c);
+        assert_int_equal(n, 2);
+        check_normal(c, n, up, 1e-9);
+        double s[2];
+        for (int i = 0; i < 2; ++i) {
+            GF_ASSERT_NEAR(c[i].gap, -d, 1e-9);
+            s[i] = gf_dot(c[i].p, ax);
+            GF_ASSERT_NEAR(gf_dot(c[i].p, up), hc - 0.5 * d, 1e-9);
+        }
+        /* (the disc is widened by 1e-9 of the size, so that points on the rim stay) */
+        GF_ASSERT_NEAR(fmin(s[0], s[1]), -half_chord, 1e-8);
+        GF_ASSERT_NEAR(fmax(s[0], s[1]), half_chord, 1e-8);
+    }
+}
+
 /* ---- the manifold of two box faces ---------------------------------------------------------- */
 
 /* Whether the point p projects (along z) into the top face of the box b. */
@@ -656,12 +821,23 @@ static void test_manifold_box_on_box(void **state) {
         body top, bottom;
         body_set(&top, gf_shape_box(0.6, 0.4, 0.3), x, q);
         body_set(&bottom, gf_shape_box(1.0, 1.0, 0.5), zero, q_id);
-        gf_contact_point c[GF_MANIFOLD_MAX];
-        int n = -1;
+        gf_contact_point c[GF_MANIFOLD_MAX], ct[GF_MANIFOLD_MAX];
+        int n = -1, nt = -1;
         GF_ASSERT_OK(gf_manifold_build(pose(&top), pose(&bottom), ez, 0.05, c, &n));
         check_common(c, n, 0.05);
         assert_int_equal(n, 4);
         check_normal(c, n, ez, 1e-15);
+        /* a normal 1 degree off is taken as the faces' one: the same manifold */
+        double tilted[3] = {sin(M_PI / 180.0), 0.0, cos(M_PI / 180.0)};
+        GF_ASSERT_OK(gf_manifold_build(pose(&top), pose(&bottom), tilted, 0.05, ct, &nt));
+        assert_int_equal(nt, n);
+        for (int i = 0; i < n; ++i) {
+            GF_ASSERT_NEAR(ct[i].gap, c[i].gap, 1e-12);
+            for (int j = 0; j < 3; ++j) {
+                GF_ASSERT_NEAR(ct[i].n[j], c[i].n[j], 1e-12);
+                GF_ASSERT_NEAR(ct[i].p[j], c[i].p[j], 1e-12);
+            }
+        }
         for (int i = 0; i < n; ++i) {
             GF_ASSERT_NEAR(c[i].gap, -d, 1e-12);
             GF_ASSERT_NEAR(c[i].p[2], 0.5 - 0.5 * d, 1e-12);
@@ -778,9 +954,15 @@ static void test_scale_invariance(void **state) {
             }
             gf_contact_point cs[GF_MANIFOLD_MAX];
             int ns = collide(&as, &bs, margin * s, cs);
-            assert_int_equal(ns > 0, n > 0);
-            if (n > 0)
-                GF_ASSERT_NEAR(cs[0].gap / (s * size), c[0].gap / size, 1e-6);
+            assert_int_equal(ns, n);
+            for (int j = 0; j < n; ++j) {
+                /* (a normal on a curved face is as exact as the square root of its gap) */
+                GF_ASSERT_NEAR(cs[j].gap / (s * size), c[j].gap / size, 1e-10);
+                for (int m = 0; m < 3; ++m) {
+                    GF_ASSERT_NEAR(cs[j].n[m], c[j].n[m], 1e-7);
+                    GF_ASSERT_NEAR((cs[j].p[m] / s - 100.0 - c[j].p[m]) / size, 0.0, 1e-7);
+                }
+            }
         }
     }
 }
@@ -888,10 +1070,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps_separated),
         cmocka_unit_test(test_gaps_overlapping),
+        cmocka_unit_test(test_gaps_deep_overlap),
+        cmocka_unit_test(test_gjk_flat_simplex),
         cmocka_unit_test(test_cylinder_lying_on_box),
         cmocka_unit_test(test_cylinder_standing_on_box),
         cmocka_unit_test(test_cylinders_side_by_side),
         cmocka_unit_test(test_capsule_lying_on_box),
+        cmocka_unit_test(test_capsule_across_cap),
         cmocka_unit_test(test_manifold_box_on_box),
         cmocka_unit_test(test_manifold_on_plane),
         cmocka_unit_test(test_swap_symmetry),
