@@ -335,6 +335,63 @@ static void test_max_dissipation_against_coulomb(void **state) {
                  cases);
 }
 
+/* The Painlevé rod of the paper (section 4.2), simulated: a slender rod (a capsule of radius
+ * 1e-4 of its length) with its lower tip on the floor at angle theta0, sliding tip first at v0,
+ * not rotating. Above mu* = (cos theta0 + 1 / (3 cos theta0)) / sin theta0 the first step
+ * takes the impulsive solution of the paper, L0 = m v0 (3/8 sin 2 theta0 along the normal,
+ * (5 + 3 cos 2 theta0)/8 against the sliding); below it no impulse beyond gravity's. Returns the
+ * world impulse of the first step's contact over m v0. */
+static void painleve_step(double theta, double mu, double impulse[3]) {
+    const double h = 0.5, r = 1e-4, v0 = 2.0, dt = 1e-6;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, NULL));
+    const double o[3] = {0, 0, 0}, up[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&sim.walls, o, up, NULL, 0));
+    GF_ASSERT_OK(gf_materials_set_friction(&sim.materials, 0, 0, mu));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.tolerance = 1e-12;
+    GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+    sim.dt = dt;
+    sim.gravity[2] = -9.81;
+    gf_shape rod = gf_shape_capsule(r, h);
+    gf_particle rec;
+    const double e[3] = {cos(theta), 0.0, sin(theta)};
+    const double x[3] = {h * e[0], 0.0, h * e[2] + r}; /* the tip's sphere on the floor */
+    gf_particle_make(&rec, 0, x, &rod, NULL, 1000.0, 0);
+    gf_quat_from_z(e, rec.q);
+    rec.v[0] = -v0;
+    GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    GF_ASSERT_OK(gf_sim_step(&sim));
+    assert_int_equal(sim.contacts.count, 1);
+    double m = 1.0 / rec.inv_mass;
+    for (int k = 0; k < 3; ++k)
+        impulse[k] = (sim.contacts.lambda[0][0] * sim.contacts.n[k][0] +
+                      sim.contacts.lambda[1][0] * sim.contacts.t[k][0] +
+                      sim.contacts.lambda[2][0] * sim.contacts.o[k][0]) /
+                     (m * v0);
+    gf_sim_free(&sim);
+}
+
+static void test_painleve_rod(void **state) {
+    (void)state;
+    const double thetas[] = {0.6, 1.2};
+    for (size_t k = 0; k < 2; ++k) {
+        double th = thetas[k], mustar = (cos(th) + 1.0 / (3.0 * cos(th))) / sin(th), l[3];
+        /* Above mu*: the impulsive solution. The rod's radius and gravity's impulse over the
+         * step (g dt / v0 = 5e-6) make the tolerance. */
+        painleve_step(th, 1.1 * mustar, l);
+        GF_ASSERT_NEAR(l[2], 3.0 / 8.0 * sin(2.0 * th), 1e-3);
+        GF_ASSERT_NEAR(l[0], (5.0 + 3.0 * cos(2.0 * th)) / 8.0, 1e-3);
+        GF_ASSERT_NEAR(l[1], 0.0, 1e-12);
+        /* Below mu*: no impulse beyond what gravity's step needs. */
+        painleve_step(th, 0.9 * mustar, l);
+        for (int d = 0; d < 3; ++d)
+            GF_ASSERT_NEAR(l[d], 0.0, 1e-4);
+    }
+}
+
 /* Bodies are refused when they cannot be meant: overlapping each other, a wall or the domain,
  * unknown shapes and templates, bad dimensions and orientations. */
 static void test_bad_bodies_refused(void **state) {
@@ -407,6 +464,7 @@ int main(void) {
         cmocka_unit_test(test_box_tips_past_its_balance_angle),
         cmocka_unit_test(test_free_box_intermediate_axis),
         cmocka_unit_test(test_max_dissipation_against_coulomb),
+        cmocka_unit_test(test_painleve_rod),
         cmocka_unit_test(test_bad_bodies_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
