@@ -254,8 +254,8 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
 
 gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, const gf_clumps *clumps,
                               const gf_walls *w, const double lo[3], const double hi[3],
-                              const int periodic[3], const gf_decomp *decomp, int64_t first_id,
-                              gf_particles *out, int64_t *count, double *max_radius) {
+                              const int periodic[3], int64_t first_id, gf_particles *out,
+                              int64_t *count, double *max_radius) {
     size_t n = gf_config_section_count(root, "Body");
     *count = (int64_t)n;
     *max_radius = 0.0;
@@ -293,8 +293,7 @@ gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, cons
                               where[b], where[a], depth);
         }
     for (size_t k = 0; k < n && st == GF_OK && out; ++k)
-        if (!decomp || gf_decomp_owns(decomp, recs[k].x))
-            st = gf_particles_add(out, &recs[k]);
+        st = gf_particles_add(out, &recs[k]);
     free(recs);
     free(where);
     return st;

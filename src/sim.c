@@ -182,7 +182,7 @@ static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
     int64_t n = 0;
     double rmax = 0.0;
     gf_status st = gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo,
-                                       sim->hi, sim->periodic, NULL, sim->next_id, &all, &n, &rmax);
+                                       sim->hi, sim->periodic, sim->next_id, &all, &n, &rmax);
     if (st == GF_OK)
         st = check_bodies_clear(sim, &all);
     for (size_t k = 0; k < all.n_local && st == GF_OK; ++k) {
@@ -248,7 +248,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     int64_t nbodies = 0;
     double body_radius = 0.0;
     GF_TRY(gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo, sim->hi,
-                               sim->periodic, NULL, 0, NULL, &nbodies, &body_radius));
+                               sim->periodic, 0, NULL, &nbodies, &body_radius));
     /* In radii of the particles present (lattice, inflow, restart or particle file alike). */
     sim->margin_tolerance = 0.0;
     sim->margin_fraction = frac;

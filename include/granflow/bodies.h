@@ -31,7 +31,6 @@
 #include <stdint.h>
 
 #include "granflow/config.h"
-#include "granflow/decomp.h"
 #include "granflow/error.h"
 #include "granflow/geometry.h"
 #include "granflow/material.h"
@@ -43,12 +42,12 @@ gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root);
 
 /* Reads the Body blocks and checks each against the domain [lo, hi] (periodic axes excepted),
  * the walls and obstacles and every other body: a body overlapping any of them is refused,
- * naming both. With `out` (NULL: check only), adds the bodies whose centre `decomp` gives this
- * rank (all without one), with ids first_id, first_id + 1, .. in the order of the configuration.
- * *count receives the number of bodies, *max_radius their largest bounding radius. */
+ * naming both. With `out` (NULL: check only), adds all bodies with ids first_id, first_id + 1,
+ * .. in the order of the configuration (the caller keeps those its rank owns). *count receives
+ * the number of bodies, *max_radius their largest bounding radius. */
 gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, const gf_clumps *clumps,
                               const gf_walls *w, const double lo[3], const double hi[3],
-                              const int periodic[3], const gf_decomp *decomp, int64_t first_id,
-                              gf_particles *out, int64_t *count, double *max_radius);
+                              const int periodic[3], int64_t first_id, gf_particles *out,
+                              int64_t *count, double *max_radius);
 
 #endif
