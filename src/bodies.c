@@ -189,7 +189,7 @@ static void pose_of(const gf_particle *rec, const gf_clumps *clumps, gf_body_pos
 
 /* The deepest overlap of two placed bodies (0 if they do not overlap). */
 static gf_status overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
-    gf_contact_point pts[4 * GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS];
+    gf_contact_point pts[GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS]; /* the most a pair yields */
     int count = 0;
     *depth = 0.0;
     GF_TRY(gf_collide(a, b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count));
