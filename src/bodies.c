@@ -127,17 +127,6 @@ static gf_status read_orientation(gf_config_block *b, const char *where, double 
     return GF_OK;
 }
 
-static void quat_mul(const double a[4], const double b[4], double out[4]) {
-    double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-    double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-    double y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-    double z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-    out[0] = w;
-    out[1] = x;
-    out[2] = y;
-    out[3] = z;
-}
-
 /* One Body block as a particle record (id not set). */
 static gf_status read_body(gf_config_block *b, gf_config_block *root, const gf_materials *m,
                            const gf_clumps *clumps, gf_particle *rec, const char *where) {
@@ -166,7 +155,7 @@ static gf_status read_body(gf_config_block *b, gf_config_block *root, const gf_m
         gf_quat_rotate(q, com, off);
         for (int d = 0; d < 3; ++d)
             rec->x[d] = x[d] + off[d];
-        quat_mul(q, c->q_input, rec->q);
+        gf_quat_mul(q, c->q_input, rec->q);
     } else {
         memcpy(rec->q, q, sizeof rec->q);
     }
@@ -185,17 +174,6 @@ static void pose_of(const gf_particle *rec, const gf_clumps *clumps, gf_body_pos
     pose->clumps = clumps;
     memcpy(pose->x, rec->x, sizeof pose->x);
     memcpy(pose->q, rec->q, sizeof pose->q);
-}
-
-/* The deepest overlap of two placed bodies (0 if they do not overlap). */
-static gf_status overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
-    gf_contact_point pts[GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS]; /* the most a pair yields */
-    int count = 0;
-    *depth = 0.0;
-    GF_TRY(gf_collide(a, b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count));
-    for (int k = 0; k < count; ++k)
-        *depth = fmax(*depth, -pts[k].gap);
-    return GF_OK;
 }
 
 /* A body against the domain, the walls and the obstacles. */
@@ -237,7 +215,7 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
         gf_body_pose pb = {&so, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
         gf_walls_body(w, body, &so, pb.x, pb.q);
         double depth;
-        GF_TRY(overlap(&pa, &pb, &depth));
+        GF_TRY(gf_collide_overlap(&pa, &pb, &depth));
         if (depth > tol && k < w->count)
             return GF_ERROR(GF_ERR_INPUT,
                             "%s: the body overlaps wall %zu (point %g %g %g, normal %g %g %g) by "
@@ -285,7 +263,7 @@ gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, cons
             pose_of(&recs[a], clumps, &pa);
             pose_of(&recs[b], clumps, &pb);
             double depth;
-            st = overlap(&pa, &pb, &depth);
+            st = gf_collide_overlap(&pa, &pb, &depth);
             double tol = gf_geometry_touch_tolerance(gf_norm(recs[a].x) + gf_norm(recs[b].x) +
                                                      recs[a].radius + recs[b].radius);
             if (st == GF_OK && depth > tol)
@@ -297,4 +275,33 @@ gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, cons
     free(recs);
     free(where);
     return st;
+}
+
+gf_status gf_bodies_check_clear(const gf_particles *bodies, const gf_particles *p) {
+    for (size_t k = 0; k < bodies->n_local; ++k) {
+        gf_shape sk = gf_particles_shape(bodies, k);
+        for (size_t i = 0; i < p->n_local; ++i) {
+            double d[3] = {bodies->x[0][k] - p->x[0][i], bodies->x[1][k] - p->x[1][i],
+                           bodies->x[2][k] - p->x[2][i]};
+            if (gf_norm(d) >= bodies->radius[k] + p->radius[i])
+                continue;
+            gf_shape si = gf_particles_shape(p, i);
+            gf_body_pose a, b;
+            gf_particles_pose(bodies, k, &sk, &a);
+            gf_particles_pose(p, i, &si, &b);
+            double depth;
+            GF_TRY(gf_collide_overlap(&a, &b, &depth));
+            double tol =
+                gf_geometry_touch_tolerance(bodies->radius[k] + p->radius[i] + fabs(p->x[0][i]) +
+                                            fabs(p->x[1][i]) + fabs(p->x[2][i]));
+            if (depth > tol)
+                return GF_ERROR(GF_ERR_INPUT,
+                                "body %lld (a %s at %g %g %g) overlaps the lattice's sphere %lld "
+                                "at %g %g %g by %g m: move the body or the lattice",
+                                (long long)bodies->id[k], gf_shape_name(sk.type), bodies->x[0][k],
+                                bodies->x[1][k], bodies->x[2][k], (long long)p->id[i], p->x[0][i],
+                                p->x[1][i], p->x[2][i], depth);
+        }
+    }
+    return GF_OK;
 }

@@ -829,3 +829,13 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
     }
     return GF_OK;
 }
+
+gf_status gf_collide_overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
+    gf_contact_point pts[GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS];
+    int count = 0;
+    *depth = 0.0;
+    GF_TRY(gf_collide(a, b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count));
+    for (int k = 0; k < count; ++k)
+        *depth = fmax(*depth, -pts[k].gap);
+    return GF_OK;
+}

@@ -1098,44 +1098,38 @@ gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *
     return GF_OK;
 }
 
-gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double def[3],
-                             double out[3]) {
-    entry *e, *d;
-    GF_TRY(lookup(b, key, &e, &d));
-    if (d) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "< %.17g, %.17g, %.17g >", def[0], def[1], def[2]);
-        d->kind = VAL_VECTOR;
-        d->nvec = 3;
-        memcpy(d->num, def, 3 * sizeof *def);
-        d->text = dup_str(buf);
-        memcpy(out, def, 3 * sizeof *def);
-        return d->text ? GF_OK : gf_error_status();
-    }
-    if (e->kind != VAL_VECTOR || e->nvec != 3)
-        return type_error(b, e, "a vector < x, y, z >");
-    memcpy(out, e->num, 3 * sizeof *out);
-    return GF_OK;
-}
-
-gf_status gf_config_get_quat(gf_config_block *b, const char *key, const double def[4],
-                             double out[4]) {
+/* A vector of n components (3, or 4 for quaternions); `what` names the expected form. */
+static gf_status get_vector(gf_config_block *b, const char *key, int n, const double *def,
+                            double *out, const char *what) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
         char buf[160];
-        snprintf(buf, sizeof buf, "< %.17g, %.17g, %.17g, %.17g >", def[0], def[1], def[2], def[3]);
+        int len = snprintf(buf, sizeof buf, "< %.17g", def[0]);
+        for (int i = 1; i < n; ++i)
+            len += snprintf(buf + len, sizeof buf - (size_t)len, ", %.17g", def[i]);
+        snprintf(buf + len, sizeof buf - (size_t)len, " >");
         d->kind = VAL_VECTOR;
-        d->nvec = 4;
-        memcpy(d->num, def, 4 * sizeof *def);
+        d->nvec = n;
+        memcpy(d->num, def, (size_t)n * sizeof *def);
         d->text = dup_str(buf);
-        memcpy(out, def, 4 * sizeof *def);
+        memcpy(out, def, (size_t)n * sizeof *def);
         return d->text ? GF_OK : gf_error_status();
     }
-    if (e->kind != VAL_VECTOR || e->nvec != 4)
-        return type_error(b, e, "a quaternion < w, x, y, z >");
-    memcpy(out, e->num, 4 * sizeof *out);
+    if (e->kind != VAL_VECTOR || e->nvec != n)
+        return type_error(b, e, what);
+    memcpy(out, e->num, (size_t)n * sizeof *out);
     return GF_OK;
+}
+
+gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double def[3],
+                             double out[3]) {
+    return get_vector(b, key, 3, def, out, "a vector < x, y, z >");
+}
+
+gf_status gf_config_get_quat(gf_config_block *b, const char *key, const double def[4],
+                             double out[4]) {
+    return get_vector(b, key, 4, def, out, "a quaternion < w, x, y, z >");
 }
 
 static gf_status missing(gf_config_block *b, const char *key, const char *what) {

@@ -101,15 +101,6 @@ static gf_status points_reserve(gf_linkcells *lc, int need) {
     return GF_OK;
 }
 
-static void pose_of(const gf_particles *p, size_t i, const gf_shape *shape, gf_body_pose *pose) {
-    pose->shape = shape;
-    pose->clumps = p->clumps;
-    for (int d = 0; d < 3; ++d)
-        pose->x[d] = p->x[d][i];
-    for (int d = 0; d < 4; ++d)
-        pose->q[d] = p->q[d][i];
-}
-
 /* Pushes the manifold of body a (particle i1) against body b (particle or geometry i2). */
 static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
                               int32_t i1, int32_t i2, const double *c2, double margin, double mu,
@@ -137,8 +128,8 @@ static gf_status pair_general(const gf_particles *p, const gf_materials *m, size
         return GF_OK;
     gf_shape sa = gf_particles_shape(p, a), sb = gf_particles_shape(p, b);
     gf_body_pose pa, pb;
-    pose_of(p, a, &sa, &pa);
-    pose_of(p, b, &sb, &pb);
+    gf_particles_pose(p, a, &sa, &pa);
+    gf_particles_pose(p, b, &sb, &pb);
     double mu = m->friction[p->material[a]][p->material[b]];
     return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, mu, lc, out);
 }
@@ -160,7 +151,7 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
     const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
     gf_shape si = gf_particles_shape(p, i);
     gf_body_pose pa;
-    pose_of(p, i, &si, &pa);
+    gf_particles_pose(p, i, &si, &pa);
     for (size_t k = 0; k < w->count; ++k) {
         if (gf_walls_distance(w, k, c) - p->radius[i] >= margin)
             continue;

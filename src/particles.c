@@ -95,6 +95,15 @@ void gf_particles_get(const gf_particles *p, size_t i, gf_particle *r) {
     r->shape = gf_particles_shape(p, i);
 }
 
+void gf_particles_pose(const gf_particles *p, size_t i, const gf_shape *shape, gf_body_pose *pose) {
+    pose->shape = shape;
+    pose->clumps = p->clumps;
+    for (int d = 0; d < 3; ++d)
+        pose->x[d] = p->x[d][i];
+    for (int d = 0; d < 4; ++d)
+        pose->q[d] = p->q[d][i];
+}
+
 gf_shape gf_particles_shape(const gf_particles *p, size_t i) {
     gf_shape s;
     s.type = p->shape[i];

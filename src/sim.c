@@ -8,7 +8,6 @@
 
 #include "granflow/integrator.h"
 #include "granflow/bodies.h"
-#include "granflow/collide.h"
 #include "granflow/log.h"
 #include "granflow/scenario.h"
 
@@ -132,48 +131,6 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
     return GF_OK;
 }
 
-/* The configured bodies (all of them, on every rank) against this rank's lattice spheres. */
-static gf_status check_bodies_clear(gf_sim *sim, const gf_particles *bodies) {
-    const gf_particles *p = &sim->particles;
-    gf_contact_point pts[4 * GF_CLUMP_MAX_MEMBERS];
-    gf_status st = GF_OK;
-    for (size_t k = 0; k < bodies->n_local && st == GF_OK; ++k) {
-        gf_shape sk = gf_particles_shape(bodies, k);
-        for (size_t i = 0; i < p->n_local && st == GF_OK; ++i) {
-            double d[3] = {bodies->x[0][k] - p->x[0][i], bodies->x[1][k] - p->x[1][i],
-                           bodies->x[2][k] - p->x[2][i]};
-            if (sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) >= bodies->radius[k] + p->radius[i])
-                continue;
-            gf_shape si = gf_particles_shape(p, i);
-            gf_body_pose a = {&sk, &sim->clumps, {0}, {0}}, b = {&si, NULL, {0}, {0}};
-            for (int c = 0; c < 3; ++c) {
-                a.x[c] = bodies->x[c][k];
-                b.x[c] = p->x[c][i];
-            }
-            for (int c = 0; c < 4; ++c) {
-                a.q[c] = bodies->q[c][k];
-                b.q[c] = p->q[c][i];
-            }
-            int count = 0;
-            st = gf_collide(&a, &b, 0.0, pts, (int)(sizeof pts / sizeof pts[0]), &count);
-            double tol =
-                gf_geometry_touch_tolerance(bodies->radius[k] + p->radius[i] + fabs(p->x[0][i]) +
-                                            fabs(p->x[1][i]) + fabs(p->x[2][i]));
-            for (int c = 0; c < count && st == GF_OK; ++c)
-                if (pts[c].gap < -tol)
-                    st = GF_ERROR(GF_ERR_INPUT,
-                                  "body %lld (a %s at %g %g %g) overlaps the lattice's sphere "
-                                  "%lld at %g %g %g: move the body or the lattice",
-                                  (long long)bodies->id[k], gf_shape_name(sk.type), bodies->x[0][k],
-                                  bodies->x[1][k], bodies->x[2][k], (long long)p->id[i], p->x[0][i],
-                                  p->x[1][i], p->x[2][i]);
-        }
-    }
-    if (sim->par)
-        st = gf_par_agree(sim->par, st, NULL);
-    return st;
-}
-
 /* Adds the configured bodies this rank owns, after the lattice: their ids follow its ids. */
 static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
     gf_particles all;
@@ -184,7 +141,9 @@ static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
     gf_status st = gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo,
                                        sim->hi, sim->periodic, sim->next_id, &all, &n, &rmax);
     if (st == GF_OK)
-        st = check_bodies_clear(sim, &all);
+        st = gf_bodies_check_clear(&all, &sim->particles);
+    if (sim->par)
+        st = gf_par_agree(sim->par, st, NULL);
     for (size_t k = 0; k < all.n_local && st == GF_OK; ++k) {
         const double x[3] = {all.x[0][k], all.x[1][k], all.x[2][k]};
         if (!sim->distributed || gf_decomp_owns(&sim->xch.decomp, x)) {

@@ -439,6 +439,12 @@ static void test_bad_bodies_refused(void **state) {
                     "position <0.395,0.1,0.05>; }\n",
              mat);
     refused(text, "outside the domain");
+    snprintf(text, sizeof text,
+             DOMAIN "%s Lattice { count <4,4,1>; origin <0.05,0.05,0.01>; spacing 0.03; "
+                    "radius 0.01; }\n Body { shape box; half_extents <0.02,0.01,0.005>; "
+                    "position <0.08,0.06,0.012>; }\n",
+             mat);
+    refused(text, "overlaps the lattice's sphere");
     /* A box's key on a capsule is nobody's key. */
     snprintf(text, sizeof text,
              DOMAIN "%s Body { shape capsule; radius 0.01; half_length 0.02; "

@@ -50,4 +50,8 @@ gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, cons
                               const int periodic[3], int64_t first_id, gf_particles *out,
                               int64_t *count, double *max_radius);
 
+/* Checks the bodies (all of them) against the particles already placed (this rank's): one
+ * overlapping another is refused naming both. Local: the caller agrees. */
+gf_status gf_bodies_check_clear(const gf_particles *bodies, const gf_particles *p);
+
 #endif

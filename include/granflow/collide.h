@@ -42,4 +42,8 @@ int gf_collide_capacity(const gf_body_pose *a, const gf_body_pose *b);
 gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin,
                      gf_contact_point *out, int cap, int *count);
 
+/* The deepest overlap of two placed bodies, 0 if they do not overlap: for checks of placements,
+ * not for the step (its buffer of the most points any pair yields is on the stack). */
+gf_status gf_collide_overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth);
+
 #endif

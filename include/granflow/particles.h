@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "granflow/collide.h"
 #include "granflow/error.h"
 #include "granflow/shape.h"
 
@@ -67,6 +68,8 @@ void gf_particle_make(gf_particle *rec, int64_t id, const double x[3], const gf_
                       const gf_clumps *clumps, double density, int32_t material);
 /* The shape of particle i. */
 gf_shape gf_particles_shape(const gf_particles *p, size_t i);
+/* Particle i placed for the contact geometry, with its shape `shape` (which must outlive it). */
+void gf_particles_pose(const gf_particles *p, size_t i, const gf_shape *shape, gf_body_pose *pose);
 
 /* World-frame inverse inertia of particle i as a symmetric matrix (xx, xy, xz, yy, yz, zz). */
 void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]);

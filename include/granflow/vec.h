@@ -67,6 +67,18 @@ static inline void gf_quat_rotate_inv(const double q[4], const double v[3], doub
     gf_quat_rotate(qc, v, out);
 }
 
+/* The product a b: the rotation b followed by a. */
+static inline void gf_quat_mul(const double a[4], const double b[4], double out[4]) {
+    double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+    double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+    double y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    double z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    out[0] = w;
+    out[1] = x;
+    out[2] = y;
+    out[3] = z;
+}
+
 /* The unit quaternion of the shortest rotation taking +z to the unit vector n (the body frame of
  * a plane or a cylinder's axis placed along n). */
 static inline void gf_quat_from_z(const double n[3], double q[4]) {
