@@ -130,6 +130,11 @@ static gf_status h5_agree(h5file *f) {
     return f->st;
 }
 
+/* Whether the writers fill their buffers: not in the layout pass, which only adds up sizes. */
+static inline int packing(const h5file *f) {
+    return f->st == GF_OK && !f->counting;
+}
+
 /* Groups of a file being written; in the layout pass there is no file (-1 then). */
 static hid_t group_create(h5file *f, const char *name) {
     if (f->counting || f->st != GF_OK)
@@ -536,32 +541,33 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
     int64_t offset = 0, global = 0;
     h5_local(f, row_range(sim, n, &offset, &global));
     *global_out = global;
-    size_t *order = gf_malloc(n + 1, sizeof *order);
-    double *buf = gf_malloc(4 * n + 1, sizeof *buf);
-    int64_t *ibuf = gf_malloc(n + 1, sizeof *ibuf);
-    int32_t *i32 = gf_malloc(n + 1, sizeof *i32);
+    size_t na = f->counting ? 0 : n; /* the layout pass packs nothing */
+    size_t *order = gf_malloc(na + 1, sizeof *order);
+    double *buf = gf_malloc(4 * na + 1, sizeof *buf);
+    int64_t *ibuf = gf_malloc(na + 1, sizeof *ibuf);
+    int32_t *i32 = gf_malloc(na + 1, sizeof *i32);
     if (!order || !buf || !ibuf || !i32)
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
         g = group_create(f, "particles");
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < na; ++i)
             order[i] = i;
         /* A checkpoint keeps the in-memory order (bit-for-bit restart); snapshots sort by id. */
         if (!full) {
             sort_ids_ctx = p->id;
-            qsort(order, n, sizeof *order, cmp_idx);
+            qsort(order, na, sizeof *order, cmp_idx);
         }
     }
     size_t N = (size_t)global, off = (size_t)offset;
-    if (f->st == GF_OK)
+    if (packing(f))
         for (size_t i = 0; i < n; ++i)
             ibuf[i] = p->id[order[i]];
     dset_write(f, g, "id", H5T_NATIVE_INT64, 1, n, off, N, ibuf, "1",
                "global particle id, unique for the run");
 #define VEC(name, arr, k, units, desc)                                                             \
     do {                                                                                           \
-        if (f->st == GF_OK)                                                                        \
+        if (packing(f))                                                                            \
             for (size_t i = 0; i < n; ++i)                                                         \
                 for (int c = 0; c < (k); ++c)                                                      \
                     buf[(size_t)(k)*i + c] = (arr)[c][order[i]];                                   \
@@ -569,7 +575,7 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
     } while (0)
 #define SCALAR(expr)                                                                               \
     do {                                                                                           \
-        if (f->st == GF_OK)                                                                        \
+        if (packing(f))                                                                            \
             for (size_t i = 0; i < n; ++i)                                                         \
                 expr;                                                                              \
     } while (0)
@@ -627,14 +633,15 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
     size_t n = c->count;
     int64_t offset = 0, global = 0;
     h5_local(f, row_range(sim, n, &offset, &global));
-    int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
-    double *buf = gf_malloc(3 * n + 1, sizeof *buf);
+    size_t na = f->counting ? 0 : n;
+    int64_t *ids = gf_malloc(2 * na + 1, sizeof *ids);
+    double *buf = gf_malloc(3 * na + 1, sizeof *buf);
     if (!ids || !buf)
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
         g = group_create(f, "contacts");
-        for (size_t j = 0; j < n; ++j) {
+        for (size_t j = 0; j < na; ++j) {
             ids[2 * j] = c->id1[j];
             ids[2 * j + 1] = c->id2[j];
         }
@@ -642,22 +649,22 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
     size_t N = (size_t)global, off = (size_t)offset;
     dset_write(f, g, "pair", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
                "global ids of the two particles (a wall k is -1 - k)");
-    if (f->st == GF_OK)
+    if (packing(f))
         for (size_t j = 0; j < n; ++j)
             buf[j] = c->lambda[0][j];
     dset_write(f, g, "normal_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
                "impulse along the normal of the last step");
-    if (f->st == GF_OK)
+    if (packing(f))
         for (size_t j = 0; j < n; ++j)
             buf[j] = hypot(c->lambda[1][j], c->lambda[2][j]);
     dset_write(f, g, "tangential_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
                "magnitude of the friction impulse of the last step");
-    if (f->st == GF_OK)
+    if (packing(f))
         for (size_t j = 0; j < n; ++j)
             buf[j] = c->gap[j];
     dset_write(f, g, "gap", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "m",
                "signed distance at detection (negative: penetration)");
-    if (f->st == GF_OK)
+    if (packing(f))
         for (size_t j = 0; j < n; ++j)
             for (int d = 0; d < 3; ++d)
                 buf[3 * j + d] = c->n[d][j];
@@ -676,14 +683,15 @@ static void write_warmstart(h5file *f, const gf_sim *sim) {
     size_t n = ws->n;
     int64_t offset = 0, global = 0;
     h5_local(f, row_range(sim, n, &offset, &global));
-    int64_t *ids = gf_malloc(2 * n + 1, sizeof *ids);
-    double *buf = gf_malloc(3 * n + 1, sizeof *buf);
+    size_t na = f->counting ? 0 : n;
+    int64_t *ids = gf_malloc(2 * na + 1, sizeof *ids);
+    double *buf = gf_malloc(3 * na + 1, sizeof *buf);
     if (!ids || !buf)
         h5_local(f, gf_error_status());
     hid_t g = -1;
     if (h5_agree(f) == GF_OK) {
         g = group_create(f, "warmstart");
-        for (size_t k = 0; k < n; ++k) {
+        for (size_t k = 0; k < na; ++k) {
             ids[2 * k] = ws->a[k];
             ids[2 * k + 1] = ws->b[k];
             for (int d = 0; d < 3; ++d)
