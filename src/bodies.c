@@ -50,10 +50,15 @@ static int32_t clump_index(gf_config_block *root, const char *name) {
     return -1;
 }
 
-static gf_status read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
-                            const char *where, gf_shape *s) {
-    char kind[32];
-    GF_TRY(gf_config_require_string(b, "shape", kind, sizeof kind));
+gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
+                               const char *def, gf_shape *s) {
+    char kind[32], where[512];
+    const char *block = gf_config_block_name(b);
+    gf_config_block_where(b, where, sizeof where);
+    if (def)
+        GF_TRY(gf_config_get_string(b, "shape", def, kind, sizeof kind));
+    else
+        GF_TRY(gf_config_require_string(b, "shape", kind, sizeof kind));
     int type = gf_shape_type_from_name(kind);
     double r = 0.0, h = 0.0, ext[3];
     switch (type) {
@@ -78,16 +83,17 @@ static gf_status read_shape(gf_config_block *b, gf_config_block *root, const gf_
         GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
         int32_t index = clump_index(root, name);
         if (index < 0)
-            return GF_ERROR(GF_ERR_INPUT, "%s: Body.clump '%s' names no Clump block", where, name);
+            return GF_ERROR(GF_ERR_INPUT, "%s: %s.clump '%s' names no Clump block", where, block,
+                            name);
         *s = gf_shape_clump(index, scale);
         break;
     }
     default:
         return GF_ERROR(GF_ERR_INPUT,
-                        "%s: Body.shape '%s' is not one of sphere, box, capsule, cylinder, clump",
-                        where, kind);
+                        "%s: %s.shape '%s' is not one of sphere, box, capsule, cylinder, clump",
+                        where, block, kind);
     }
-    return gf_error_context(gf_shape_check(s, clumps), "%s: Body", where);
+    return gf_error_context(gf_shape_check(s, clumps), "%s: %s", where, block);
 }
 
 /* The orientation of the frame the user describes: a unit quaternion, or an angle about an axis. */
@@ -131,7 +137,7 @@ static gf_status read_orientation(gf_config_block *b, const char *where, double 
 static gf_status read_body(gf_config_block *b, gf_config_block *root, const gf_materials *m,
                            const gf_clumps *clumps, gf_particle *rec, const char *where) {
     gf_shape s;
-    GF_TRY(read_shape(b, root, clumps, where, &s));
+    GF_TRY(gf_bodies_read_shape(b, root, clumps, NULL, &s));
     double x[3], q[4], zero[3] = {0.0, 0.0, 0.0};
     GF_TRY(gf_config_require_vec3(b, "position", x));
     GF_TRY(read_orientation(b, where, q));
@@ -207,6 +213,25 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
                                 where, reach, "xyz"[d], lo[d], hi[d]);
         }
     }
+    double depth;
+    int k;
+    GF_TRY(gf_bodies_wall_overlap(&pa, w, &depth, &k));
+    if (depth > tol && k < GF_BOX_BASE)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: the body overlaps wall %d (point %g %g %g, normal %g %g %g) by %g m",
+                        where, k, w->point[k][0], w->point[k][1], w->point[k][2], w->normal[k][0],
+                        w->normal[k][1], w->normal[k][2], depth);
+    if (depth > tol)
+        return GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps obstacle %s %d by %g m", where,
+                        k < GF_CYL_BASE ? "box" : "cylinder",
+                        k < GF_CYL_BASE ? k - GF_BOX_BASE : k - GF_CYL_BASE, depth);
+    return GF_OK;
+}
+
+gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
+                                 int *which) {
+    *depth = 0.0;
+    *which = -1;
     for (size_t k = 0; k < w->count + w->nbox + w->ncyl; ++k) {
         int body = k < w->count             ? (int)k
                    : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
@@ -214,18 +239,12 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
         gf_shape so;
         gf_body_pose pb = {&so, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
         gf_walls_body(w, body, &so, pb.x, pb.q);
-        double depth;
-        GF_TRY(gf_collide_overlap(&pa, &pb, &depth));
-        if (depth > tol && k < w->count)
-            return GF_ERROR(GF_ERR_INPUT,
-                            "%s: the body overlaps wall %zu (point %g %g %g, normal %g %g %g) by "
-                            "%g m",
-                            where, k, w->point[k][0], w->point[k][1], w->point[k][2],
-                            w->normal[k][0], w->normal[k][1], w->normal[k][2], depth);
-        if (depth > tol)
-            return GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps obstacle %s %d by %g m", where,
-                            body < GF_CYL_BASE ? "box" : "cylinder",
-                            body < GF_CYL_BASE ? body - GF_BOX_BASE : body - GF_CYL_BASE, depth);
+        double d;
+        GF_TRY(gf_collide_overlap(pose, &pb, &d));
+        if (d > *depth) {
+            *depth = d;
+            *which = body;
+        }
     }
     return GF_OK;
 }
@@ -296,11 +315,13 @@ gf_status gf_bodies_check_clear(const gf_particles *bodies, const gf_particles *
                                             fabs(p->x[1][i]) + fabs(p->x[2][i]));
             if (depth > tol)
                 return GF_ERROR(GF_ERR_INPUT,
-                                "body %lld (a %s at %g %g %g) overlaps the lattice's sphere %lld "
-                                "at %g %g %g by %g m: move the body or the lattice",
+                                "body %lld (a %s at %g %g %g) overlaps the %s %lld at %g %g %g "
+                                "by %g m: move the body, or the lattice or particle file that "
+                                "placed the %s",
                                 (long long)bodies->id[k], gf_shape_name(sk.type), bodies->x[0][k],
-                                bodies->x[1][k], bodies->x[2][k], (long long)p->id[i], p->x[0][i],
-                                p->x[1][i], p->x[2][i], depth);
+                                bodies->x[1][k], bodies->x[2][k], gf_shape_name(si.type),
+                                (long long)p->id[i], p->x[0][i], p->x[1][i], p->x[2][i], depth,
+                                gf_shape_name(si.type));
         }
     }
     return GF_OK;

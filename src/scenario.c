@@ -5,11 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/bodies.h"
 #include "granflow/rng.h"
 
+/* The random sequence of a generator's particle draws, apart from its velocity streams. */
+static uint64_t mix_key(uint64_t seed, uint64_t layer) {
+    return gf_rng_bits(seed, 0x6d69785f6b6579ULL, layer);
+}
+
 gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_materials *m,
-                               const double lo[3], const double hi[3], const int periodic[3]) {
+                               const gf_clumps *clumps, const double lo[3], const double hi[3],
+                               const int periodic[3]) {
     memset(l, 0, sizeof *l);
+    l->clumps = clumps;
     if (gf_config_section_count(root, "Lattice") == 0)
         return GF_OK;
     gf_config_block *b = gf_config_section(root, "Lattice");
@@ -27,20 +35,26 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
     double total = count[0] * count[1] * count[2];
     if (total > GF_LATTICE_MAX)
         return GF_ERROR(GF_ERR_INPUT,
-                        "%s: Lattice.count %.0f x %.0f x %.0f is %.3g spheres, more than granflow "
-                        "places in one lattice (%.0e)",
+                        "%s: Lattice.count %.0f x %.0f x %.0f is %.3g particles, more than "
+                        "granflow places in one lattice (%.0e)",
                         where, count[0], count[1], count[2], total, GF_LATTICE_MAX);
-    GF_TRY(gf_config_require_double(b, "radius", &l->radius));
-    GF_TRY(gf_config_check_range(b, "radius", l->radius, 1e-300, 1e300));
-    GF_TRY(gf_config_get_double(b, "spacing", 2.0 * l->radius, &l->spacing));
-    if (l->spacing < 2.0 * l->radius)
+    GF_TRY(gf_materials_lookup(m, b, "material", &l->material));
+    GF_TRY(gf_shape_mix_configure(&l->mix, b, root, m, clumps, l->material));
+    l->radius = l->mix.reach;
+    double min_spacing = gf_shape_mix_min_spacing(&l->mix);
+    GF_TRY(gf_config_get_double(b, "spacing", min_spacing, &l->spacing));
+    if (l->spacing < min_spacing)
         return GF_ERROR(GF_ERR_INPUT,
-                        "%s: Lattice.spacing %g is below the diameter %g: the spheres would "
-                        "start overlapping",
-                        where, l->spacing, 2.0 * l->radius);
+                        "%s: Lattice.spacing %g is below %s %g: the particles would start "
+                        "overlapping",
+                        where, l->spacing,
+                        gf_shape_mix_is_uniform_spheres(&l->mix) ? "the diameter"
+                        : l->mix.random_orientation
+                            ? "the largest bounding diameter (random orientations)"
+                            : "twice the largest half extent along an axis",
+                        min_spacing);
     double origin_def[3] = {lo[0] + l->spacing, lo[1] + l->spacing, lo[2] + l->spacing};
     GF_TRY(gf_config_get_vec3(b, "origin", origin_def, l->origin));
-    GF_TRY(gf_materials_lookup(m, b, "material", &l->material));
     GF_TRY(gf_config_get_vec3(b, "velocity", zero, l->velocity));
     GF_TRY(gf_config_get_vec3(b, "spread", zero, l->spread));
     for (int d = 0; d < 3; ++d)
@@ -50,30 +64,32 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
     GF_TRY(gf_config_get_long(b, "seed", 1, &seed));
     l->seed = (uint64_t)seed;
     for (int d = 0; d < 3; ++d) {
+        /* How far a particle reaches from its site along d, whatever is drawn. */
+        double e = l->mix.random_orientation ? l->mix.reach : l->mix.half_extent[d];
         double first = l->origin[d], last = l->origin[d] + (double)(l->count[d] - 1) * l->spacing;
-        double tol = gf_geometry_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(first) +
-                                                 fabs(last) + l->radius);
+        double tol =
+            gf_geometry_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(first) + fabs(last) + e);
         if (periodic[d]) {
-            /* Spheres may cross the periodic faces; their centres are kept in [lo, hi) so that
+            /* Particles may cross the periodic faces; their centres are kept in [lo, hi) so that
              * each has one owner, and the last must clear the first one's image. */
             if (first < lo[d] || last >= hi[d])
                 return GF_ERROR(GF_ERR_INPUT,
-                                "%s: the lattice centres span [%g, %g] along %c, outside the "
+                                "%s: the lattice sites span [%g, %g] along %c, outside the "
                                 "periodic domain [%g, %g)",
                                 where, first, last, "xyz"[d], lo[d], hi[d]);
-            if (first + (hi[d] - lo[d]) - last < 2.0 * l->radius - tol)
+            if (first + (hi[d] - lo[d]) - last < 2.0 * e - tol)
                 return GF_ERROR(GF_ERR_INPUT,
-                                "%s: along the periodic axis %c the lattice's last sphere (at %g) "
-                                "overlaps the periodic image of its first (at %g): %ld spheres at "
-                                "spacing %g need a period of at least %g, the domain's is %g",
+                                "%s: along the periodic axis %c the lattice's last particle (at "
+                                "%g) overlaps the periodic image of its first (at %g): %ld sites "
+                                "at spacing %g need a period of at least %g, the domain's is %g",
                                 where, "xyz"[d], last, first + (hi[d] - lo[d]), l->count[d],
-                                l->spacing, last - first + 2.0 * l->radius, hi[d] - lo[d]);
+                                l->spacing, last - first + 2.0 * e, hi[d] - lo[d]);
             continue;
         }
-        if (first - l->radius < lo[d] - tol || last + l->radius > hi[d] + tol)
+        if (first - e < lo[d] - tol || last + e > hi[d] + tol)
             return GF_ERROR(GF_ERR_INPUT,
                             "%s: the lattice spans [%g, %g] along %c, outside the domain [%g, %g]",
-                            where, first - l->radius, last + l->radius, "xyz"[d], lo[d], hi[d]);
+                            where, first - e, last + e, "xyz"[d], lo[d], hi[d]);
     }
     return GF_OK;
 }
@@ -82,30 +98,65 @@ int64_t gf_lattice_size(const gf_lattice *l) {
     return l->enabled ? (int64_t)l->count[0] * l->count[1] * l->count[2] : 0;
 }
 
-/* Visits the lattice positions clear of walls and obstacles (the domain's walls only touch the
- * lattice at most: gf_lattice_configure keeps it inside). */
-#define FOR_LATTICE(l, w, x, index, BODY)                                                          \
+/* The particle drawn for a generator's grid point at x (id, velocity unset). */
+static void draw_particle(const gf_shape_mix *mix, const gf_clumps *clumps, const gf_materials *m,
+                          uint64_t key, uint64_t index, const double x[3], gf_particle *rec) {
+    gf_shape shape;
+    int32_t mat;
+    double q[4];
+    gf_shape_mix_draw(mix, key, index, &shape, &mat, q);
+    gf_particle_make(rec, 0, x, &shape, clumps, m->density[mat], mat);
+    memcpy(rec->q, q, sizeof rec->q);
+}
+
+/* Whether the particle would overlap a wall or an obstacle (touching is not overlapping). The
+ * bounding sphere decides when it is clear, the exact shape otherwise. */
+static int blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *clumps) {
+    if (!gf_walls_overlap(w, rec->x, rec->radius))
+        return 0;
+    if (rec->shape.type == GF_SHAPE_SPHERE)
+        return 1;
+    gf_body_pose pose = {&rec->shape,
+                         clumps,
+                         {rec->x[0], rec->x[1], rec->x[2]},
+                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]}};
+    double depth;
+    int which;
+    if (gf_bodies_wall_overlap(&pose, w, &depth, &which) != GF_OK) {
+        gf_error_clear(); /* undecided: leave the site empty, alike on every rank */
+        return 1;
+    }
+    return depth > gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
+                                               rec->radius);
+}
+
+/* Visits the lattice particles clear of walls and obstacles (the domain's walls only touch the
+ * lattice at most: gf_lattice_configure keeps it inside), `rec` drawn for each. */
+#define FOR_LATTICE(l, m, w, rec, index, BODY)                                                     \
     do {                                                                                           \
+        const uint64_t key_ = mix_key((l)->seed, 0);                                               \
         for (long k_ = 0; k_ < (l)->count[2]; ++k_)                                                \
             for (long j_ = 0; j_ < (l)->count[1]; ++j_)                                            \
                 for (long i_ = 0; i_ < (l)->count[0]; ++i_) {                                      \
-                    double x[3] = {(l)->origin[0] + (double)i_ * (l)->spacing,                     \
-                                   (l)->origin[1] + (double)j_ * (l)->spacing,                     \
-                                   (l)->origin[2] + (double)k_ * (l)->spacing};                    \
+                    const double x_[3] = {(l)->origin[0] + (double)i_ * (l)->spacing,              \
+                                          (l)->origin[1] + (double)j_ * (l)->spacing,              \
+                                          (l)->origin[2] + (double)k_ * (l)->spacing};             \
                     int64_t index = (k_ * (l)->count[1] + j_) * (l)->count[0] + i_;                \
-                    if (gf_walls_overlap((w), x, (l)->radius))                                     \
+                    gf_particle rec;                                                               \
+                    draw_particle(&(l)->mix, (l)->clumps, (m), key_, (uint64_t)index, x_, &rec);   \
+                    if (blocked((w), &rec, (l)->clumps))                                           \
                         continue;                                                                  \
                     BODY                                                                           \
                 }                                                                                  \
     } while (0)
 
-void gf_lattice_count_owners(const gf_lattice *l, const gf_walls *w, const gf_decomp *decomp,
-                             int64_t *counts) {
+void gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
+                             const gf_decomp *decomp, int64_t *counts) {
     if (!l->enabled)
         return;
-    FOR_LATTICE(l, w, x, index, {
+    FOR_LATTICE(l, m, w, rec, index, {
         (void)index;
-        counts[gf_decomp_owner(decomp, x)]++;
+        counts[gf_decomp_owner(decomp, rec.x)]++;
     });
 }
 
@@ -116,13 +167,11 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
         return GF_OK;
     int64_t kept = 0;
     gf_status st = GF_OK;
-    FOR_LATTICE(l, w, x, index, {
+    FOR_LATTICE(l, m, w, rec, index, {
         kept++;
-        if (st != GF_OK || (decomp && !gf_decomp_owns(decomp, x)))
+        if (st != GF_OK || (decomp && !gf_decomp_owns(decomp, rec.x)))
             continue;
-        gf_particle rec;
-        gf_particle_make_sphere(&rec, l->first_id + index, x, l->radius, m->density[l->material],
-                                l->material);
+        rec.id = l->first_id + index;
         for (int d = 0; d < 3; ++d)
             rec.v[d] =
                 l->velocity[d] +
@@ -134,8 +183,10 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
 }
 
 gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_materials *m,
-                              gf_walls *w, const double lo[3], const double hi[3]) {
+                              const gf_clumps *clumps, gf_walls *w, const double lo[3],
+                              const double hi[3]) {
     memset(in, 0, sizeof *in);
+    in->clumps = clumps;
     if (gf_config_section_count(root, "Inflow") == 0)
         return GF_OK;
     gf_config_block *b = gf_config_section(root, "Inflow");
@@ -145,25 +196,30 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
     GF_TRY(gf_config_get_double(b, "position", lo[0], &in->position));
     GF_TRY(gf_config_get_double(b, "speed", 1.0, &in->speed));
     GF_TRY(gf_config_check_range(b, "speed", in->speed, 1e-12, 1e6));
-    GF_TRY(gf_config_require_double(b, "radius", &in->radius));
-    GF_TRY(gf_config_check_range(b, "radius", in->radius, 1e-300, 1e300));
-    GF_TRY(gf_config_get_double(b, "reset_distance", 2.0 * in->radius, &in->reset_distance));
+    GF_TRY(gf_materials_lookup(m, b, "material", &in->material));
+    GF_TRY(gf_shape_mix_configure(&in->mix, b, root, m, clumps, in->material));
+    in->radius = in->mix.reach;
+    in->front = in->mix.random_orientation ? in->mix.reach : in->mix.half_extent[0];
+    const int spheres = gf_shape_mix_is_uniform_spheres(&in->mix);
+    GF_TRY(gf_config_get_double(b, "reset_distance", 2.0 * in->front, &in->reset_distance));
     GF_TRY(gf_config_check_range(b, "reset_distance", in->reset_distance, 1e-300, 1e300));
     /* The piston keeps the particles in front of it, so after a reset the previous layer is at
-     * least reset_distance ahead of the new one: less than a diameter puts spheres into spheres. */
-    if (in->reset_distance < 2.0 * in->radius * (1.0 - 1e-12))
-        return GF_ERROR(
-            GF_ERR_INPUT,
-            "%s: Inflow.reset_distance %g is below the diameter %g of the inflow "
-            "spheres: each new layer would overlap the previous one by up to %g "
-            "(%.0f%% of a radius); use at least %g",
-            where, in->reset_distance, 2.0 * in->radius, 2.0 * in->radius - in->reset_distance,
-            100.0 * (2.0 * in->radius - in->reset_distance) / in->radius, 2.0 * in->radius);
-    GF_TRY(gf_config_get_double(b, "spacing", 2.0 * in->radius, &in->spacing));
-    if (in->spacing < 2.0 * in->radius)
-        return GF_ERROR(GF_ERR_INPUT, "%s: Inflow.spacing %g is below the diameter %g", where,
-                        in->spacing, 2.0 * in->radius);
-    GF_TRY(gf_materials_lookup(m, b, "material", &in->material));
+     * least reset_distance ahead of the new one: less than their extent along x puts particles
+     * into particles. */
+    if (in->reset_distance < 2.0 * in->front * (1.0 - 1e-12))
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Inflow.reset_distance %g is below %s %g of the inflow particles: each "
+                        "new layer would overlap the previous one by up to %g (%.0f%% of %g); use "
+                        "at least %g",
+                        where, in->reset_distance, spheres ? "the diameter" : "the extent along x",
+                        2.0 * in->front, 2.0 * in->front - in->reset_distance,
+                        100.0 * (2.0 * in->front - in->reset_distance) / in->front, in->front,
+                        2.0 * in->front);
+    double min_spacing = gf_shape_mix_min_spacing(&in->mix);
+    GF_TRY(gf_config_get_double(b, "spacing", min_spacing, &in->spacing));
+    if (in->spacing < min_spacing)
+        return GF_ERROR(GF_ERR_INPUT, "%s: Inflow.spacing %g is below %s %g", where, in->spacing,
+                        spheres ? "the diameter" : "the particles' extent", min_spacing);
     const double vdef[3] = {in->speed, 0.0, 0.0}, zero[3] = {0.0, 0.0, 0.0};
     GF_TRY(gf_config_get_vec3(b, "particle_velocity", vdef, in->velocity));
     GF_TRY(gf_config_get_vec3(b, "spread", zero, in->spread));
@@ -179,7 +235,7 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
            nz = floor((in->hi[1] - in->lo[1]) / in->spacing);
     if (ny * nz > GF_INFLOW_LAYER_MAX)
         return GF_ERROR(GF_ERR_INPUT,
-                        "%s: the inflow grid would hold %.0f x %.0f = %.3g spheres per layer, "
+                        "%s: the inflow grid would hold %.0f x %.0f = %.3g particles per layer, "
                         "more than granflow places (%.0e): is Inflow.spacing or radius a typo?",
                         where, ny, nz, ny * nz, GF_INFLOW_LAYER_MAX);
     in->ny = (long)ny;
@@ -187,19 +243,20 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
     if (in->ny < 1 || in->nz < 1)
         return GF_ERROR(GF_ERR_INPUT, "%s: no inflow grid point fits in the channel cross-section",
                         where);
-    if (in->position < lo[0] || in->position + in->reset_distance + 2.0 * in->radius > hi[0])
+    if (in->position < lo[0] || in->position + in->reset_distance + 2.0 * in->front > hi[0])
         return GF_ERROR(GF_ERR_INPUT, "%s: the inflow piston at x = %g lies outside the domain",
                         where, in->position);
     const double point[3] = {in->position, 0.0, 0.0}, normal[3] = {1.0, 0.0, 0.0},
                  vel[3] = {in->speed, 0.0, 0.0};
     in->wall = (int)w->count;
     GF_TRY(gf_walls_add(w, point, normal, vel, in->material));
-    /* Grid points clear of the obstacles: a fixed count per layer. */
+    /* Grid points clear of the obstacles, for any particle drawn there (bounding spheres): a
+     * fixed count per layer. */
     gf_walls obstacles = *w;
     obstacles.count = 0; /* planes are accounted for by the grid itself */
     for (long j = 0; j < in->ny; ++j)
         for (long k = 0; k < in->nz; ++k) {
-            double x[3] = {in->position + in->radius, in->lo[0] + (j + 0.5) * in->spacing,
+            double x[3] = {in->position + in->front, in->lo[0] + (j + 0.5) * in->spacing,
                            in->lo[1] + (k + 0.5) * in->spacing};
             in->per_layer += !gf_walls_overlap(&obstacles, x, in->radius);
         }
@@ -214,18 +271,51 @@ void gf_inflow_count_owners(const gf_inflow *in, const gf_walls *w, const gf_dec
     obstacles.count = 0;
     for (long j = 0; j < in->ny; ++j)
         for (long k = 0; k < in->nz; ++k) {
-            double x[3] = {in->position + in->radius, in->lo[0] + (j + 0.5) * in->spacing,
+            double x[3] = {in->position + in->front, in->lo[0] + (j + 0.5) * in->spacing,
                            in->lo[1] + (k + 0.5) * in->spacing};
             if (!gf_walls_overlap(&obstacles, x, in->radius))
                 counts[gf_decomp_owner(decomp, x)]++;
         }
 }
 
+/* The centre of grid point (j, k) of a new layer. */
+static void grid_point(const gf_inflow *in, long j, long k, double x[3]) {
+    x[0] = in->position + in->front;
+    x[1] = in->lo[0] + (j + 0.5) * in->spacing;
+    x[2] = in->lo[1] + (k + 0.5) * in->spacing;
+}
+
+/* Whether particle i, shifted by `shift`, overlaps the particle of the new layer at grid point
+ * (j, k) by more than GF_INFLOW_OVERLAP inflow radii; the bounding spheres have been found to do
+ * so. Spheres are decided by their distance, other shapes exactly. */
+static int occupies(const gf_inflow *in, const gf_particles *p, size_t i, const double shift[3],
+                    long j, long k, const gf_materials *m, uint64_t key) {
+    const int32_t si = p->shape[i];
+    if (si == GF_SHAPE_SPHERE && gf_shape_mix_is_uniform_spheres(&in->mix))
+        return 1;
+    double x[3];
+    grid_point(in, j, k, x);
+    gf_particle rec;
+    draw_particle(&in->mix, in->clumps, m, key, (uint64_t)(j * in->nz + k), x, &rec);
+    gf_shape sa = gf_particles_shape(p, i);
+    gf_body_pose a,
+        b = {&rec.shape, in->clumps, {x[0], x[1], x[2]}, {rec.q[0], rec.q[1], rec.q[2], rec.q[3]}};
+    gf_particles_pose(p, i, &sa, &a);
+    for (int c = 0; c < 3; ++c)
+        a.x[c] += shift[c];
+    double depth;
+    if (gf_collide_overlap(&a, &b, &depth) != GF_OK) {
+        gf_error_clear(); /* undecided: leave the point empty */
+        return 1;
+    }
+    return depth > GF_INFLOW_OVERLAP * in->radius;
+}
+
 /* Marks in occ[j * nz + k] the grid points of the new layer that particle i overlaps by more
  * than GF_INFLOW_OVERLAP radii, its periodic images included. */
 static void mark_occupied(const gf_inflow *in, const gf_decomp *decomp, const gf_particles *p,
-                          size_t i, int64_t *occ) {
-    const double gx = in->position + in->radius;
+                          size_t i, const gf_materials *m, uint64_t key, int64_t *occ) {
+    const double gx = in->position + in->front;
     const double reach = p->radius[i] + in->radius, need = reach - GF_INFLOW_OVERLAP * in->radius;
     double shift[3][3];
     int nshift[3];
@@ -254,11 +344,13 @@ static void mark_occupied(const gf_inflow *in, const gf_decomp *decomp, const gf
                 double k1 = fmin(in->nz - 1.0, floor((z + need - in->lo[1]) / in->spacing - 0.5));
                 if (!(j0 <= j1 && k0 <= k1))
                     continue;
+                const double s[3] = {shift[0][sa], shift[1][sb], shift[2][sc]};
                 for (long j = (long)j0; j <= (long)j1; ++j)
                     for (long k = (long)k0; k <= (long)k1; ++k) {
                         double dy = y - (in->lo[0] + (j + 0.5) * in->spacing);
                         double dz = z - (in->lo[1] + (k + 0.5) * in->spacing);
-                        if (dx * dx + dy * dy + dz * dz < need * need)
+                        if (!occ[j * in->nz + k] && dx * dx + dy * dy + dz * dz < need * need &&
+                            occupies(in, p, i, s, j, k, m, key))
                             occ[j * in->nz + k] = 1;
                     }
             }
@@ -279,6 +371,7 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
     w->point[in->wall][0] = in->position;
     gf_walls obstacles = *w;
     obstacles.count = 0;
+    const uint64_t key = mix_key(in->seed, (uint64_t)in->layers + 1);
     /* Occupied grid points: each rank marks those its own particles overlap, and the union
      * over ranks (a particle may overlap a point another rank owns) decides on every rank
      * alike, whatever the decomposition. */
@@ -287,15 +380,15 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
     if (!occ)
         return gf_error_status();
     for (size_t i = 0; i < p->n_local; ++i)
-        mark_occupied(in, decomp, p, i, occ);
+        mark_occupied(in, decomp, p, i, m, key, occ);
     gf_status st = GF_OK;
     if (par)
         st = gf_par_allreduce_i64(par, occ, (int)npts, GF_PAR_MAX);
     int64_t base = *next_id, made = 0;
     for (long j = 0; j < in->ny && st == GF_OK; ++j)
         for (long k = 0; k < in->nz && st == GF_OK; ++k) {
-            double x[3] = {in->position + in->radius, in->lo[0] + (j + 0.5) * in->spacing,
-                           in->lo[1] + (k + 0.5) * in->spacing};
+            double x[3];
+            grid_point(in, j, k, x);
             int64_t index = j * in->nz + k;
             if (occ[index] || gf_walls_overlap(&obstacles, x, in->radius))
                 continue;
@@ -303,8 +396,8 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
             if (decomp && !gf_decomp_owns(decomp, x))
                 continue;
             gf_particle rec;
-            gf_particle_make_sphere(&rec, base + index, x, in->radius, m->density[in->material],
-                                    in->material);
+            draw_particle(&in->mix, in->clumps, m, key, (uint64_t)index, x, &rec);
+            rec.id = base + index;
             for (int d = 0; d < 3; ++d)
                 rec.v[d] =
                     in->velocity[d] +

@@ -165,7 +165,10 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
         gf_geometry_configure(&sim->walls, sim->lo, sim->hi, sim->periodic, root, &sim->materials));
     int dims[3];
     GF_TRY(read_decomposition(root, dims));
-    GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->walls, sim->lo, sim->hi));
+    /* Clump templates first: the generators and the bodies may name them. */
+    GF_TRY(gf_bodies_configure_clumps(&sim->clumps, root));
+    GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->clumps, &sim->walls,
+                               sim->lo, sim->hi));
     GF_TRY(gf_outflow_configure(&sim->outflow, root, sim->lo, sim->hi, sim->periodic));
 
     gf_config_block *tb = gf_config_section(root, "Time");
@@ -202,8 +205,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     GF_TRY(gf_config_check_range(ob, "check_every", (double)sim->check_every, 0, 1e15));
 
     gf_lattice lat;
-    GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, sim->lo, sim->hi, sim->periodic));
-    GF_TRY(gf_bodies_configure_clumps(&sim->clumps, root));
+    GF_TRY(gf_lattice_configure(&lat, root, &sim->materials, &sim->clumps, sim->lo, sim->hi,
+                                sim->periodic));
     int64_t nbodies = 0;
     double body_radius = 0.0;
     GF_TRY(gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo, sim->hi,
@@ -232,8 +235,9 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
                                &skipped));
     sim->expected_particles += gf_lattice_size(&lat) - skipped;
     if (skipped > 0)
-        gf_log_info("Lattice: %lld of %lld spheres left out: they would overlap a wall or obstacle",
-                    (long long)skipped, (long long)gf_lattice_size(&lat));
+        gf_log_info(
+            "Lattice: %lld of %lld particles left out: they would overlap a wall or obstacle",
+            (long long)skipped, (long long)gf_lattice_size(&lat));
     GF_TRY(add_bodies(sim, root));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
@@ -249,10 +253,15 @@ static gf_status update_margin(gf_sim *sim) {
     double m[2] = {0.0, 0.0}; /* max speed, max radius */
     for (size_t i = 0; i < p->n_local; ++i) {
         double v2 = p->v[0][i] * p->v[0][i] + p->v[1][i] * p->v[1][i] + p->v[2][i] * p->v[2][i];
-        m[0] = v2 > m[0] ? v2 : m[0];
+        double s = sqrt(v2);
+        /* A spinning body's surface moves at up to |w| r beyond its centre (a sphere's surface
+         * slides past its contacts instead). */
+        if (p->shape[i] != GF_SHAPE_SPHERE)
+            s += sqrt(p->w[0][i] * p->w[0][i] + p->w[1][i] * p->w[1][i] + p->w[2][i] * p->w[2][i]) *
+                 p->radius[i];
+        m[0] = s > m[0] ? s : m[0];
         m[1] = p->radius[i] > m[1] ? p->radius[i] : m[1];
     }
-    m[0] = sqrt(m[0]);
     if (sim->par)
         GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
     double vwall = 0.0;
@@ -754,7 +763,7 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
     }
     for (int r = 0; r < nranks; ++r)
         d.rank_of[r] = r;
-    double r = sim->lattice.enabled ? sim->lattice.radius : sim->inflow.radius;
+    double r = fmax(sim->lattice.radius, sim->inflow.radius);
     double range = (2.0 + sim->margin_fraction) * r;
     /* Fast particles widen the range: assume the fastest moves at the inflow speed plus spread. */
     double vmax = sim->inflow.enabled
@@ -763,7 +772,7 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
     range += 2.0 * vmax * sim->dt;
     gf_status st = gf_decomp_check_range(&d, range);
     if (st == GF_OK) {
-        gf_lattice_count_owners(&sim->lattice, &sim->walls, &d, counts);
+        gf_lattice_count_owners(&sim->lattice, &sim->materials, &sim->walls, &d, counts);
         gf_inflow_count_owners(&sim->inflow, &sim->walls, &d, layer);
         int64_t total = 0, ltotal = 0, cmax = 0, lmax = 0;
         int lranks = 0;

@@ -445,12 +445,12 @@ static void test_channel(void **state) {
     /* Sizes no run can hold are refused with their number, before any loop over them. */
     snprintf(args, sizeof args, "%s/configs/demo.cfg --check '-Lattice.count=<1e7,1e7,1e7>'",
              GF_SOURCE_DIR);
-    expect(args, 0, "is 1e+21 spheres, more than granflow places", NULL);
+    expect(args, 0, "is 1e+21 particles, more than granflow places", NULL);
     snprintf(args, sizeof args,
              "%s/configs/channel.cfg --dry-run --ranks 640 -Inflow.radius=1e-9 "
              "-Inflow.spacing=2e-9 -Inflow.reset_distance=1e-3",
              GF_SOURCE_DIR);
-    expect(args, 0, "spheres per layer, more than granflow places", NULL);
+    expect(args, 0, "particles per layer, more than granflow places", NULL);
     /* A product of process counts beyond what MPI can number is refused (it overflowed int). */
     snprintf(args, sizeof args,
              "%s/configs/channel.cfg --dry-run --ranks 64 '-Domain.processes=<100000,100000,1000>'",
@@ -522,7 +522,7 @@ static void test_output_locations_checked(void **state) {
 /* Every example configuration is valid; the rigid-body example runs to its end. */
 static void test_example_configs(void **state) {
     (void)state;
-    const char *names[] = {"demo", "channel-demo", "channel", "box-tipping"};
+    const char *names[] = {"demo", "channel-demo", "channel", "box-tipping", "mixed-pour"};
     char args[1024];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
         snprintf(args, sizeof args, "%s/configs/%s.cfg --check '-Domain.processes=<1,1,1>'",
@@ -534,6 +534,11 @@ static void test_example_configs(void **state) {
              "-Output.checkpoint=%s/tip/c.h5",
              GF_SOURCE_DIR, tmpdir, tmpdir);
     expect(args, 1, "run summary: 2000 steps", "6 particles");
+    snprintf(args, sizeof args,
+             "%s/configs/mixed-pour.cfg -Time.steps=200 -Output.directory=%s/pour "
+             "-Output.checkpoint=%s/pour/c.h5",
+             GF_SOURCE_DIR, tmpdir, tmpdir);
+    expect(args, 1, "run summary: 200 steps", "224 particles");
 }
 
 /* Time steps that move particles farther than the box are refused; steps that move them more

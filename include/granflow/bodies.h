@@ -30,6 +30,7 @@
 
 #include <stdint.h>
 
+#include "granflow/collide.h"
 #include "granflow/config.h"
 #include "granflow/error.h"
 #include "granflow/geometry.h"
@@ -39,6 +40,17 @@
 
 /* Reads the Clump blocks into `clumps` (in the order of the configuration). */
 gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root);
+
+/* The shape keys of block `b` (as in Body: shape, radius, half_extents, half_length, clump,
+ * scale); `def` names the shape when `shape` is absent (NULL: required). */
+gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
+                               const char *def, gf_shape *s);
+
+/* The deepest overlap of a body with the walls and obstacles of `w`: *depth (0 when clear) and
+ * *which, the index gf_walls_body takes of the deepest (a wall, GF_BOX_BASE + box, GF_CYL_BASE +
+ * cylinder), -1 when clear. */
+gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
+                                 int *which);
 
 /* Reads the Body blocks and checks each against the domain [lo, hi] (periodic axes excepted),
  * the walls and obstacles and every other body: a body overlapping any of them is refused,

@@ -12,69 +12,82 @@
 #include "granflow/material.h"
 #include "granflow/par.h"
 #include "granflow/particles.h"
+#include "granflow/shape_mix.h"
 
-/* The most spheres one lattice and one inflow layer place: larger configurations are typos (and
+/* The most particles one lattice and one inflow layer place: larger configurations are typos (and
  * even a dry run's loop over their points would take hours). */
 #define GF_LATTICE_MAX 1e10
 #define GF_INFLOW_LAYER_MAX 1e8
 
 typedef struct {
     int enabled;
-    long count[3];    /* spheres along x, y, z */
-    double origin[3]; /* centre of the first sphere */
-    double spacing;   /* centre distance */
-    double radius;
+    long count[3];    /* sites along x, y, z */
+    double origin[3]; /* the first site */
+    double spacing;   /* between sites */
+    double radius;    /* the largest bounding radius of the particles it makes */
     int material;
     double velocity[3]; /* mean velocity */
     double spread[3];   /* component d uniform in velocity[d] +- spread[d] */
     uint64_t seed;
     int64_t first_id;
+    gf_shape_mix mix;        /* shapes, sizes and orientations */
+    const gf_clumps *clumps; /* the run's clump templates (outlive the lattice) */
 } gf_lattice;
 
 /*  Lattice { count < 10, 10, 10 >; origin < .. >; spacing 0.01; radius 0.004;
  *            material glass; velocity < 0, 0, 0 >; spread < 0.1, 0.1, 0.1 >; seed 42; }
- * An absent Lattice block generates nothing. Along a walled or open axis the spheres must lie
- * inside [lo, hi] (touching a face is fine); along a periodic axis their centres must lie in
- * [lo, hi) and a sphere may cross the face, but the lattice must not overlap its own periodic
- * image. */
+ * with the particle keys of gf_shape_mix (shape, Kind blocks, size, orientation): a particle at
+ * each site, its centre of mass there. An absent Lattice block generates nothing. The spacing
+ * must keep particles apart whatever is drawn (gf_shape_mix_min_spacing). Along a walled or open
+ * axis the particles must lie inside [lo, hi] (touching a face is fine); along a periodic axis
+ * their centres must lie in [lo, hi) and a particle may cross the face, but the lattice must not
+ * overlap its own periodic image. */
 gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_materials *m,
-                               const double lo[3], const double hi[3], const int periodic[3]);
+                               const gf_clumps *clumps, const double lo[3], const double hi[3],
+                               const int periodic[3]);
 
 int64_t gf_lattice_size(const gf_lattice *l);
 
-/* Adds to counts[rank] the lattice spheres each rank of `decomp` would own (dry runs). */
-void gf_lattice_count_owners(const gf_lattice *l, const gf_walls *w, const gf_decomp *decomp,
-                             int64_t *counts);
+/* Adds to counts[rank] the lattice particles each rank of `decomp` would own (dry runs). */
+void gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
+                             const gf_decomp *decomp, int64_t *counts);
 
-/* Adds the lattice spheres this rank owns (all of them when decomp is NULL). Spheres that would
- * overlap a wall or an obstacle are left out (their ids stay unused); *skipped is their number,
- * over the whole lattice (the same on every rank). Touching is not overlapping: a sphere whose
- * distance from a surface equals its radius to rounding is kept. */
+/* Adds the lattice particles this rank owns (all of them when decomp is NULL). Particles that
+ * would overlap a wall or an obstacle are left out (their ids stay unused); *skipped is their
+ * number, over the whole lattice (the same on every rank). Touching is not overlapping: a
+ * particle whose distance from a surface is zero to rounding is kept. */
 gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
                               const gf_decomp *decomp, gf_particles *p, int64_t *skipped);
 
 /* The inflow of the channel flow (paper section 4.3): a piston wall of infinite mass, normal +x,
  * moving at `speed`; whenever it has moved `reset_distance` it jumps back to `position` and a new
- * layer of spheres is created in front of it on a square grid in y and z. A sphere's id, position
- * and random velocity depend only on (seed, layer, grid index), never on the rank count.
+ * layer of particles is created in front of it on a square grid in y and z. A particle's id,
+ * shape, size, orientation, position and random velocity depend only on (seed, layer, grid
+ * index), never on the rank count. The particles are drawn from a gf_shape_mix (keys as in the
+ * Lattice block; default a sphere of `radius`).
  *
- * reset_distance must be at least the diameter: particles stay in front of the piston, so the
- * previous layer is then at least a diameter ahead of the new one. A grid point that a particle
- * still overlaps by more than GF_INFLOW_OVERLAP radii (one pushed back against the piston, or
- * one that arrived there otherwise) is left empty in that layer, and its id unused.
+ * reset_distance must be at least the particles' extent along x (twice `front`): particles stay
+ * in front of the piston, so the previous layer is then clear of the new one. A grid point that
+ * a particle still overlaps by more than GF_INFLOW_OVERLAP of `radius` (one pushed back against
+ * the piston, or one that arrived there otherwise) is left empty in that layer, and its id
+ * unused.
  *
  *  Inflow { position 0; speed 1; reset_distance 0.00047; spacing 0.001; radius 0.000235;
  *           material glass; particle_velocity < 1, 0, 0 >; spread < 0, 0.5, 0.5 >; seed 7; } */
 typedef struct {
     int enabled;
     int wall; /* the piston's wall index */
-    double position, speed, reset_distance, spacing, radius;
+    double position, speed, reset_distance, spacing;
+    double radius; /* the largest bounding radius of the particles it makes */
+    double front;  /* their largest reach along x: a layer's centres are this far from the piston */
     int material;
     double velocity[3], spread[3];
     uint64_t seed;
     double lo[2], hi[2]; /* the layer's extent in y and z */
     long ny, nz;         /* grid points per layer */
-    long per_layer;      /* points clear of obstacles: the most spheres a layer creates */
+    long per_layer;      /* points clear of obstacles: the most particles a layer creates */
+    gf_shape_mix mix;
+    const gf_clumps *clumps;
     /* State (checkpointed). */
     long layers;
     double moved;
@@ -82,13 +95,14 @@ typedef struct {
 
 /* Reads the Inflow block (if any) and adds the piston wall. */
 gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_materials *m,
-                              gf_walls *w, const double lo[3], const double hi[3]);
+                              const gf_clumps *clumps, gf_walls *w, const double lo[3],
+                              const double hi[3]);
 /* Overlap (in inflow radii) above which a particle occupies a grid point of a new layer. Below it
- * lie the overlaps the solver leaves between touching spheres and the rounding of the piston's
+ * lie the overlaps the solver leaves between touching particles and the rounding of the piston's
  * travel; those are removed like any penetration, at error_reduction / dt. */
 #define GF_INFLOW_OVERLAP 0.01
 
-/* After the walls moved by dt: resets the piston and creates a layer when due. Adds the spheres
+/* After the walls moved by dt: resets the piston and creates a layer when due. Adds the particles
  * this rank owns (all with decomp NULL) at the grid points no owned particle of any rank
  * occupies; *created is the global number created (the same on every rank), ids start at
  * *next_id, which advances past the layer. Collective over `par` when a layer is due (every rank
@@ -97,7 +111,7 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
                             const gf_par *par, const gf_materials *m, gf_particles *p,
                             int64_t *next_id, int64_t *created);
 
-/* Adds to counts[rank] the spheres of one inflow layer each rank would own (dry runs). */
+/* Adds to counts[rank] the particles of one inflow layer each rank would own (dry runs). */
 void gf_inflow_count_owners(const gf_inflow *in, const gf_walls *w, const gf_decomp *decomp,
                             int64_t *counts);
 
