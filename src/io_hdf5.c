@@ -17,6 +17,7 @@
 
 #include "granflow/config_compare.h"
 #include "granflow/log.h"
+#include "granflow/vec.h"
 #include "granflow/version.h"
 
 #define FORMAT_SNAPSHOT "granflow snapshot 1"
@@ -74,6 +75,7 @@ void gf_output_free(gf_output *o) {
     free(o->snap_file);
     free(o->snap_time);
     free(o->snap_count);
+    free(o->snap_members);
     memset(o, 0, sizeof *o);
 }
 
@@ -531,6 +533,99 @@ static void write_rank_offsets(h5file *f, hid_t g, int64_t offset, int64_t globa
                "number of rows");
 }
 
+/* Particle i's body y, z and x axes (world frame) scaled to its full extent along each: the
+ * columns of the tensor that maps a unit glyph centred at the origin onto the body (VTK stores a
+ * tensor's columns one after the other). The cyclic order keeps the handedness and puts the
+ * symmetry axis of capsules and cylinders (body z) along the cylinder glyph's axis (y). */
+static void glyph_axes(const gf_particles *p, size_t i, double out[9]) {
+    const double r = p->dim[0][i];
+    double half[3];
+    switch (p->shape[i]) {
+    case GF_SHAPE_BOX:
+        half[0] = p->dim[0][i];
+        half[1] = p->dim[1][i];
+        half[2] = p->dim[2][i];
+        break;
+    case GF_SHAPE_CAPSULE:
+    case GF_SHAPE_CYLINDER:
+        half[0] = half[1] = r;
+        half[2] = p->dim[1][i] + (p->shape[i] == GF_SHAPE_CAPSULE ? r : 0.0);
+        break;
+    default: /* spheres, and clumps by their bounding sphere (their members: /clump_members) */
+        half[0] = half[1] = half[2] = p->radius[i];
+    }
+    const double q[4] = {p->q[0][i], p->q[1][i], p->q[2][i], p->q[3][i]};
+    static const int body_axis[3] = {1, 2, 0};
+    for (int c = 0; c < 3; ++c) {
+        double e[3] = {0.0, 0.0, 0.0}, w[3];
+        e[body_axis[c]] = 2.0 * half[body_axis[c]];
+        gf_quat_rotate(q, e, w);
+        for (int k = 0; k < 3; ++k)
+            out[3 * c + k] = w[k];
+    }
+}
+
+/* The member spheres of this rank's clumps. */
+static size_t clump_member_count(const gf_particles *p) {
+    size_t m = 0;
+    for (size_t i = 0; i < p->n_local; ++i)
+        if (p->shape[i] == GF_SHAPE_CLUMP && p->clumps && p->clump[i] >= 0 &&
+            (size_t)p->clump[i] < p->clumps->count)
+            m += (size_t)p->clumps->item[p->clump[i]].count;
+    return m;
+}
+
+/* /clump_members: every member sphere of every clump in the world frame, for ParaView (a Glyph of
+ * spheres scaled by `radius` shows the clumps as they are). Nothing when no rank has a clump. */
+static void write_clump_members(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
+    const gf_particles *p = &sim->particles;
+    size_t n = clump_member_count(p);
+    int64_t offset = 0, global = 0;
+    h5_local(f, row_range(sim, n, &offset, &global));
+    if (h5_agree(f) != GF_OK || global == 0)
+        return;
+    size_t na = f->counting ? 0 : n;
+    double *x = gf_malloc(3 * na + 1, sizeof *x), *r = gf_malloc(na + 1, sizeof *r);
+    int64_t *id = gf_malloc(na + 1, sizeof *id);
+    int32_t *vertex = gf_malloc(na + 1, sizeof *vertex);
+    if (!x || !r || !id || !vertex)
+        h5_local(f, gf_error_status());
+    size_t m = 0;
+    for (size_t i = 0; packing(f) && i < p->n_local; ++i) {
+        if (p->shape[i] != GF_SHAPE_CLUMP || p->clump[i] < 0 ||
+            (size_t)p->clump[i] >= p->clumps->count)
+            continue;
+        const gf_clump *c = &p->clumps->item[p->clump[i]];
+        const double q[4] = {p->q[0][i], p->q[1][i], p->q[2][i], p->q[3][i]}, s = p->dim[0][i];
+        for (int k = 0; k < c->count; ++k, ++m) {
+            const double b[3] = {s * c->centre[k][0], s * c->centre[k][1], s * c->centre[k][2]};
+            double w[3];
+            gf_quat_rotate(q, b, w);
+            for (int d = 0; d < 3; ++d)
+                x[3 * m + d] = p->x[d][i] + w[d];
+            r[m] = s * c->radius[k];
+            id[m] = p->id[i];
+        }
+    }
+    hid_t g = h5_agree(f) == GF_OK ? group_create(f, "clump_members") : -1;
+    size_t N = (size_t)global, off = (size_t)offset;
+    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, n, off, N, x, "m", "member sphere centre");
+    dset_write(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, off, N, r, "m", "member sphere radius");
+    dset_write(f, g, "id", H5T_NATIVE_INT64, 1, n, off, N, id, "1", "id of the clump");
+    for (size_t k = 0; packing(f) && k < n; ++k)
+        vertex[k] = (int32_t)(off + k);
+    dset_write(f, g, "vertex", H5T_NATIVE_INT32, 1, n, off, N, vertex, "1",
+               "the row number: the connectivity of one vertex cell per sphere (XDMF)");
+    if (g >= 0)
+        H5Gclose(g);
+    free(x);
+    free(r);
+    free(id);
+    free(vertex);
+}
+
 /* Particle rows of this rank (sorted by id in snapshots) and the group offsets of all ranks. */
 static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *global_out) {
     *global_out = 0;
@@ -595,6 +690,22 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
     SCALAR(i32[i] = p->clump[order[i]]);
     dset_write(f, g, "clump", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "template of a clump (in the order of the configuration), -1 for other shapes");
+    if (!full) {
+        double *axes = gf_malloc(9 * na + 1, sizeof *axes);
+        if (!axes)
+            h5_local(f, gf_error_status());
+        for (size_t i = 0; packing(f) && i < n; ++i)
+            glyph_axes(p, order[i], &axes[9 * i]);
+        dset_write(f, g, "axes", H5T_NATIVE_DOUBLE, 9, n, off, N, axes, "m",
+                   "the body's y, z and x axes scaled to its full size along each, in VTK's "
+                   "column order: ParaView's Tensor Glyph (extract eigenvalues off) turns a unit "
+                   "box, cylinder (along y) or sphere into the body");
+        free(axes);
+        /* XDMF 3 readers make cells only from an explicit connectivity. */
+        SCALAR(i32[i] = (int32_t)(off + i));
+        dset_write(f, g, "vertex", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
+                   "the row number: the connectivity of one vertex cell per particle (XDMF)");
+    }
     SCALAR(i32[i] = p->material[order[i]]);
     dset_write(f, g, "material", H5T_NATIVE_INT32, 1, n, off, N, i32, "1",
                "material index (see the configuration's Materials block)");
@@ -748,6 +859,7 @@ typedef void (*file_writer)(h5file *f, const gf_output *o, const gf_sim *sim);
 static void snapshot_body(h5file *f, const gf_output *o, const gf_sim *sim) {
     int64_t n = 0;
     write_particles(f, sim, 0, &n);
+    write_clump_members(f, sim);
     header(f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
     if (o && o->contacts)
         write_contacts(f, sim);
@@ -1354,6 +1466,45 @@ static void xml_escape(const char *s, char *out, size_t size) {
     out[n] = '\0';
 }
 
+/* One attribute of a point grid. */
+typedef struct {
+    const char *name, *type; /* dataset, XDMF AttributeType */
+    int ncols;
+    const char *ntype; /* XDMF NumberType */
+    int precision;
+} xdmf_attr;
+
+/* One snapshot's point grid over the datasets of `group`: one vertex cell per row (explicit
+ * connectivity, which the XDMF 3 reader needs), the positions and the attributes. */
+static void xdmf_points(FILE *f, const char *file, const char *group, long long n, double t,
+                        const xdmf_attr *attrs, size_t nattrs) {
+    fprintf(f, "   <Grid Name=\"%s\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\" />\n", group,
+            t);
+    fprintf(f,
+            "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" "
+            "NodesPerElement=\"1\">\n     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" "
+            "Precision=\"4\" Format=\"HDF\">%s:/%s/vertex</DataItem>\n    </Topology>\n",
+            n, n, file, group);
+    fprintf(f,
+            "    <Geometry GeometryType=\"XYZ\">\n"
+            "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
+            n, file, group);
+    for (size_t a = 0; a < nattrs; ++a) {
+        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n",
+                attrs[a].name, attrs[a].type);
+        if (attrs[a].ncols > 1)
+            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", n, attrs[a].ncols);
+        else
+            fprintf(f, "     <DataItem Dimensions=\"%lld\"", n);
+        fprintf(f,
+                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/%s/%s"
+                "</DataItem>\n    </Attribute>\n",
+                attrs[a].ntype, attrs[a].precision, file, group, attrs[a].name);
+    }
+    fprintf(f, "   </Grid>\n");
+}
+
 gf_status gf_io_write_xdmf(const gf_output *o) {
     char path[GF_IO_PATH + 160], tmp[GF_IO_PATH + 170];
     snprintf(path, sizeof path, "%s/%s.xmf", o->directory, o->prefix);
@@ -1362,44 +1513,36 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
     if (!f)
         return GF_ERROR(GF_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
     fprintf(f, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-               "<Xdmf Version=\"3.0\">\n <Domain>\n"
-               "  <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
-    static const struct {
-        const char *name, *type;
-        int ncols;
-        const char *ntype;
-        int precision;
-    } attrs[] = {
+               "<Xdmf Version=\"3.0\">\n <Domain>\n");
+    static const xdmf_attr bodies[] = {
         {"velocity", "Vector", 3, "Float", 8}, {"angular_velocity", "Vector", 3, "Float", 8},
         {"radius", "Scalar", 1, "Float", 8},   {"id", "Scalar", 1, "Int", 8},
-        {"material", "Scalar", 1, "Int", 4},   {"owner_rank", "Scalar", 1, "Int", 4}};
-    for (size_t s = 0; s < o->nsnap; ++s) {
-        long long n = o->snap_count[s];
-        char file[6 * sizeof o->snap_file[0] + 1];
-        xml_escape(o->snap_file[s], file, sizeof file);
-        fprintf(f, "   <Grid Name=\"step\" GridType=\"Uniform\">\n");
-        fprintf(f, "    <Time Value=\"%.17g\" />\n", o->snap_time[s]);
-        fprintf(f, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" />\n", n);
-        fprintf(f,
-                "    <Geometry GeometryType=\"XYZ\">\n"
-                "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
-                "Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
-                n, file);
-        for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; ++a) {
-            fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n",
-                    attrs[a].name, attrs[a].type);
-            if (attrs[a].ncols > 1)
-                fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", n, attrs[a].ncols);
-            else
-                fprintf(f, "     <DataItem Dimensions=\"%lld\"", n);
-            fprintf(f,
-                    " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/particles/%s"
-                    "</DataItem>\n    </Attribute>\n",
-                    attrs[a].ntype, attrs[a].precision, file, attrs[a].name);
+        {"material", "Scalar", 1, "Int", 4},   {"owner_rank", "Scalar", 1, "Int", 4},
+        {"shape", "Scalar", 1, "Int", 4},      {"dimensions", "Vector", 3, "Float", 8},
+        {"axes", "Tensor", 9, "Float", 8}};
+    static const xdmf_attr members[] = {{"radius", "Scalar", 1, "Float", 8},
+                                        {"id", "Scalar", 1, "Int", 8}};
+    /* A temporal collection each: the bodies, and the member spheres of clumps (at the steps
+     * that have any), so that each is a block of its own for glyphs of its own. */
+    int any_members = 0;
+    for (size_t s = 0; s < o->nsnap; ++s)
+        any_members |= o->snap_members[s] > 0;
+    for (int pass = 0; pass < 1 + any_members; ++pass) {
+        fprintf(f, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+                pass == 0 ? "particles" : "clump_members");
+        for (size_t s = 0; s < o->nsnap; ++s) {
+            char file[6 * sizeof o->snap_file[0] + 1];
+            xml_escape(o->snap_file[s], file, sizeof file);
+            if (pass == 0)
+                xdmf_points(f, file, "particles", o->snap_count[s], o->snap_time[s], bodies,
+                            sizeof bodies / sizeof *bodies);
+            else if (o->snap_members[s] > 0)
+                xdmf_points(f, file, "clump_members", o->snap_members[s], o->snap_time[s], members,
+                            sizeof members / sizeof *members);
         }
-        fprintf(f, "   </Grid>\n");
+        fprintf(f, "  </Grid>\n");
     }
-    fprintf(f, "  </Grid>\n </Domain>\n</Xdmf>\n");
+    fprintf(f, " </Domain>\n</Xdmf>\n");
     /* A short write (a full disk) must not replace the previous file. */
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0)
@@ -1407,7 +1550,8 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
     return GF_OK;
 }
 
-static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n) {
+static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n,
+                              long long members) {
     /* The same file again (written anew) replaces its entry: each step is listed once. */
     if (o->nsnap > 0 && strcmp(o->snap_file[o->nsnap - 1], file) == 0)
         o->nsnap--;
@@ -1416,11 +1560,13 @@ static gf_status add_snapshot(gf_output *o, const char *file, double t, long lon
         GF_TRY(gf_grow((void **)&o->snap_file, cap, sizeof *o->snap_file));
         GF_TRY(gf_grow((void **)&o->snap_time, cap, sizeof *o->snap_time));
         GF_TRY(gf_grow((void **)&o->snap_count, cap, sizeof *o->snap_count));
+        GF_TRY(gf_grow((void **)&o->snap_members, cap, sizeof *o->snap_members));
         o->capsnap = cap;
     }
     snprintf(o->snap_file[o->nsnap], sizeof o->snap_file[0], "%s", file);
     o->snap_time[o->nsnap] = t;
     o->snap_count[o->nsnap] = n;
+    o->snap_members[o->nsnap] = members;
     o->nsnap++;
     return GF_OK;
 }
@@ -1501,13 +1647,13 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
     snapshot_name(o, sim->step, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", o->directory, name);
     GF_TRY(gf_io_write_snapshot(o, sim, path));
-    int64_t n = (int64_t)sim->particles.n_local;
+    int64_t n[2] = {(int64_t)sim->particles.n_local, (int64_t)clump_member_count(&sim->particles)};
     if (sim->par)
-        GF_TRY(gf_par_allreduce_i64(sim->par, &n, 1, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_i64(sim->par, n, 2, GF_PAR_SUM));
     /* Rank 0 keeps the list and writes the XDMF file. */
     gf_status st = GF_OK;
     if (!sim->par || sim->par->rank == 0) {
-        st = add_snapshot(o, name, sim->time, (long long)n);
+        st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1]);
         if (st == GF_OK)
             st = gf_io_write_xdmf(o);
     }
@@ -1595,7 +1741,7 @@ typedef struct {
     long step;
     char name[256];
     double time;
-    long long count;
+    long long count, members;
 } listed_snapshot;
 
 static int cmp_listed(const void *a, const void *b) {
@@ -1605,7 +1751,7 @@ static int cmp_listed(const void *a, const void *b) {
 
 /* Time and particle count of a snapshot (serial HDF5, rank 0); 0 if it is a readable granflow
  * snapshot. */
-static int snapshot_info(const char *path, double *t, long long *count) {
+static int snapshot_info(const char *path, double *t, long long *count, long long *members) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return -1;
@@ -1634,6 +1780,21 @@ static int snapshot_info(const char *path, double *t, long long *count) {
             H5Aclose(at);
         if (ac >= 0)
             H5Aclose(ac);
+    }
+    /* The member spheres of clumps: the extent of their radii, none without the group. */
+    *members = 0;
+    if (rc == 0 && H5Lexists(f, "clump_members", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen(f, "clump_members/radius", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dim = 0;
+        if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+            H5Sget_simple_extent_dims(sp, &dim, NULL) < 0)
+            rc = -1;
+        *members = (long long)dim;
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
     }
     H5Fclose(f);
     return rc;
@@ -1666,7 +1827,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
         listed_snapshot *l = &list[n];
         l->step = s;
         snprintf(l->name, sizeof l->name, "%s", e->d_name);
-        if (snapshot_info(path, &l->time, &l->count) == 0)
+        if (snapshot_info(path, &l->time, &l->count, &l->members) == 0)
             n++;
         else
             gf_log_warn("%s is not a readable granflow snapshot: left out of %s.xmf", path,
@@ -1676,7 +1837,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
     if (n > 1)
         qsort(list, n, sizeof *list, cmp_listed);
     for (size_t k = 0; k < n && st == GF_OK; ++k)
-        st = add_snapshot(o, list[k].name, list[k].time, list[k].count);
+        st = add_snapshot(o, list[k].name, list[k].time, list[k].count, list[k].members);
     free(list);
     char xmf[GF_IO_PATH + 160];
     snprintf(xmf, sizeof xmf, "%s/%s.xmf", o->directory, o->prefix);

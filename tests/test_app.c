@@ -131,7 +131,7 @@ static int xmf_steps(const char *dir, long *steps, int max) {
     assert_non_null(f);
     int n = 0, grids = 0;
     while (fgets(line, sizeof line, f)) {
-        grids += strstr(line, "<Grid Name=\"step\"") != NULL;
+        grids += strstr(line, "<Grid Name=\"particles\" GridType=\"Uniform\"") != NULL;
         char *h = strstr(line, ">run_");
         if (h && strstr(line, ":/particles/position")) {
             char name[256], full[800];

@@ -32,6 +32,7 @@ typedef struct {
     char (*snap_file)[256];
     double *snap_time;
     long long *snap_count;
+    long long *snap_members; /* member spheres of clumps in each */
     double start;     /* wall time at the start of the run */
     double step_time; /* a running estimate of one step's wall time */
     long last_check_step;
