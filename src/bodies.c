@@ -37,8 +37,7 @@ gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root) {
     return GF_OK;
 }
 
-/* The template index of the Clump block named `name`, -1 if none. */
-static int32_t clump_index(gf_config_block *root, const char *name) {
+int32_t gf_bodies_clump_index(gf_config_block *root, const char *name) {
     size_t n = gf_config_section_count(root, "Clump");
     for (size_t k = 0; k < n; ++k) {
         char have[CLUMP_NAME];
@@ -81,7 +80,7 @@ gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const 
         double scale = 1.0;
         GF_TRY(gf_config_require_string(b, "clump", name, sizeof name));
         GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
-        int32_t index = clump_index(root, name);
+        int32_t index = gf_bodies_clump_index(root, name);
         if (index < 0)
             return GF_ERROR(GF_ERR_INPUT, "%s: %s.clump '%s' names no Clump block", where, block,
                             name);

@@ -175,9 +175,18 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
 static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                               size_t i, double margin, gf_contacts *out);
 
+/* A body of infinite mass and inertia (fixed or kinematic): between two of them, or one and the
+ * static geometry, no impulse can act (their Delassus block is zero), so there is no contact. */
+static inline int immovable(const gf_particles *p, size_t i) {
+    return p->inv_mass[i] == 0.0 && p->inv_inertia[0][i] == 0.0 && p->inv_inertia[1][i] == 0.0 &&
+           p->inv_inertia[2][i] == 0.0;
+}
+
 /* Any pair of particles: the closed form for two spheres, the manifold otherwise. */
 static inline gf_status pair_contacts(const gf_particles *p, const gf_materials *m, size_t a,
                                       size_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (immovable(p, a) && immovable(p, b))
+        return GF_OK;
     if (p->shape[a] == GF_SHAPE_SPHERE && p->shape[b] == GF_SHAPE_SPHERE)
         return sphere_sphere(p, m, a, b, margin, out);
     return pair_general(p, m, a, b, margin, lc, out);
@@ -185,6 +194,8 @@ static inline gf_status pair_contacts(const gf_particles *p, const gf_materials 
 
 static gf_status wall_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                                size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (immovable(p, i))
+        return GF_OK;
     if (p->shape[i] == GF_SHAPE_SPHERE)
         return sphere_walls(p, w, m, i, margin, out);
     return general_walls(p, w, m, i, margin, lc, out);

@@ -9,6 +9,7 @@
 #include "granflow/integrator.h"
 #include "granflow/bodies.h"
 #include "granflow/log.h"
+#include "granflow/particle_file.h"
 #include "granflow/scenario.h"
 
 gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
@@ -211,6 +212,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     double body_radius = 0.0;
     GF_TRY(gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo, sim->hi,
                                sim->periodic, 0, NULL, &nbodies, &body_radius));
+    gf_particle_file pfile;
+    GF_TRY(gf_particle_file_configure(&pfile, root, &sim->materials));
     /* In radii of the particles present (lattice, inflow, restart or particle file alike). */
     sim->margin_tolerance = 0.0;
     sim->margin_fraction = frac;
@@ -219,10 +222,16 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
              body_radius);
 
     /* Everything below is collective; the input checks above are the same on every rank. */
-    if (sim->par && !sim->dry_run) {
+    if (sim->par && !sim->dry_run)
         GF_TRY(gf_sim_decompose(sim, dims, sim->periodic, sim->lo, sim->hi));
-        GF_TRY(gf_decomp_check_range(&sim->xch.decomp, (2.0 + frac) * rmax));
+    /* A particle file's particles come first (not on a restart: the checkpoint holds them); its
+     * largest body joins the interaction range. */
+    if (generate && !sim->dry_run) {
+        GF_TRY(gf_particle_file_load(&pfile, sim));
+        rmax = fmax(rmax, pfile.max_radius);
     }
+    if (sim->par && !sim->dry_run)
+        GF_TRY(gf_decomp_check_range(&sim->xch.decomp, (2.0 + frac) * rmax));
     sim->lattice = lat;
     if (!generate)
         return GF_OK;
@@ -238,6 +247,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
         gf_log_info(
             "Lattice: %lld of %lld particles left out: they would overlap a wall or obstacle",
             (long long)skipped, (long long)gf_lattice_size(&lat));
+    GF_TRY(gf_particle_file_check_clear(&pfile, sim));
     GF_TRY(add_bodies(sim, root));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)

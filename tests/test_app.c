@@ -539,6 +539,12 @@ static void test_example_configs(void **state) {
              "-Output.checkpoint=%s/pour/c.h5",
              GF_SOURCE_DIR, tmpdir, tmpdir);
     expect(args, 1, "run summary: 200 steps", "224 particles");
+    /* Its particle file is found relative to the working directory. */
+    snprintf(args, sizeof args,
+             "%s/configs/from-csv.cfg -Particles.file=%s/configs/pack.csv -Time.steps=100 "
+             "-Output.directory=%s/csv -Output.checkpoint=%s/csv/c.h5",
+             GF_SOURCE_DIR, GF_SOURCE_DIR, tmpdir, tmpdir);
+    expect(args, 1, "run summary: 100 steps", NULL);
 }
 
 /* Time steps that move particles farther than the box are refused; steps that move them more

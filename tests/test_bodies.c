@@ -433,6 +433,32 @@ static void test_spinning_rod_meets_the_floor(void **state) {
     gf_sim_free(&sim);
 }
 
+/* Bodies of infinite mass touching the floor and each other (a post standing on the floor, two
+ * fixed blocks side by side, a kinematic paddle sweeping along the floor) make no contact among
+ * themselves: nothing could act on it. A sphere resting on them stays at rest. */
+static void test_fixed_bodies_touching(void **state) {
+    (void)state;
+    gf_sim sim;
+    make(&sim, DOMAIN TIGHT
+         "Body { shape cylinder; radius 0.02; half_length 0.04; position < 0.1, 0.1, 0.04 >; "
+         "motion fixed; }\n"
+         "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.2, 0.1, 0.02 >; "
+         "motion fixed; }\n"
+         "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.24, 0.1, 0.02 >; "
+         "motion fixed; }\n"
+         "Body { shape box; half_extents < 0.01, 0.05, 0.01 >; position < 0.3, 0.1, 0.01 >; "
+         "velocity < 0.1, 0, 0 >; motion kinematic; }\n"
+         "Body { shape sphere; radius 0.01; position < 0.2, 0.1, 0.05 >; }\n"
+         "Time { dt 1e-3; }\n");
+    run(&sim, 200);
+    size_t s = 0;
+    while (sim.particles.shape[s] != GF_SHAPE_SPHERE)
+        ++s;
+    GF_ASSERT_NEAR(sim.particles.x[2][s], 0.05, 1e-6);
+    GF_ASSERT_NEAR(sim.particles.v[2][s], 0.0, 1e-6);
+    gf_sim_free(&sim);
+}
+
 static void test_bad_bodies_refused(void **state) {
     (void)state;
     const char *mat = "Materials { Material { name wood; density 700; } }\n"
@@ -511,6 +537,7 @@ int main(void) {
         cmocka_unit_test(test_max_dissipation_against_coulomb),
         cmocka_unit_test(test_painleve_rod),
         cmocka_unit_test(test_spinning_rod_meets_the_floor),
+        cmocka_unit_test(test_fixed_bodies_touching),
         cmocka_unit_test(test_bad_bodies_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
