@@ -502,12 +502,17 @@ static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *f
     gmtime_r(&tt, &tmv);
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     attr_string(f, root, "date", buf);
-    /* The configuration as a character dataset (attributes are limited to 64 KiB); rank 0's
-     * copy is written, the others take part with no rows. */
+    /* The configuration as one string (a dataset: attributes are limited to 64 KiB), of
+     * exactly its length (null-padded, so no terminator is stored); rank 0's copy is written,
+     * the others take part with no rows. */
     const char *cfg = config_text ? config_text : "";
     size_t cfg_len = strlen(cfg);
-    dset_write(f, root, "configuration", H5T_NATIVE_CHAR, 1, f->rank == 0 ? cfg_len : 0, 0, cfg_len,
-               cfg, NULL, "the effective configuration of the run (defaults filled in)");
+    hid_t str = H5Tcopy(H5T_C_S1);
+    if (H5Tset_size(str, cfg_len > 0 ? cfg_len : 1) < 0 || H5Tset_strpad(str, H5T_STR_NULLPAD) < 0)
+        H5_FAIL(f, "setting up the configuration string of '%s' failed", f->path);
+    dset_write(f, root, "configuration", str, 1, f->rank == 0 ? 1 : 0, 0, 1, cfg_len > 0 ? cfg : "",
+               NULL, "the effective configuration of the run (defaults filled in)");
+    H5Tclose(str);
 }
 
 /* Where this rank's n rows start in a dataset, and the rows of all ranks. */
@@ -767,9 +772,10 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
                "impulse along the normal of the last step");
     if (packing(f))
         for (size_t j = 0; j < n; ++j)
-            buf[j] = hypot(c->lambda[1][j], c->lambda[2][j]);
-    dset_write(f, g, "tangential_impulse", H5T_NATIVE_DOUBLE, 1, n, off, N, buf, "N s",
-               "magnitude of the friction impulse of the last step");
+            for (int d = 0; d < 3; ++d)
+                buf[3 * j + d] = c->lambda[1][j] * c->t[d][j] + c->lambda[2][j] * c->o[d][j];
+    dset_write(f, g, "tangential_impulse", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "N s",
+               "friction impulse of the last step on the first body (world frame)");
     if (packing(f))
         for (size_t j = 0; j < n; ++j)
             buf[j] = c->gap[j];
@@ -856,10 +862,35 @@ static void write_state(h5file *f, const gf_sim *sim) {
 
 typedef void (*file_writer)(h5file *f, const gf_output *o, const gf_sim *sim);
 
+/* The material table: names, densities and the friction of every pair (rank 0's rows). */
+static void write_materials(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
+    const gf_materials *m = &sim->materials;
+    size_t nm = (size_t)m->count, mine = f->rank == 0 ? nm : 0;
+    hid_t g = group_create(f, "materials");
+    hid_t str = H5Tcopy(H5T_C_S1);
+    H5Tset_size(str, GF_NAME_LEN);
+    dset_write(f, g, "name", str, 1, mine, 0, nm, m->name, NULL,
+               "material names, in the order of the indices of /particles/material");
+    H5Tclose(str);
+    dset_write(f, g, "density", H5T_NATIVE_DOUBLE, 1, mine, 0, nm, m->density, "kg/m^3",
+               "density of each material");
+    double fr[GF_MAX_MATERIALS * GF_MAX_MATERIALS];
+    for (size_t a = 0; a < nm; ++a)
+        for (size_t b = 0; b < nm; ++b)
+            fr[a * nm + b] = m->friction[a][b];
+    dset_write(f, g, "friction", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm, fr, "1",
+               "friction coefficient of each pair of materials (symmetric)");
+    if (g >= 0)
+        H5Gclose(g);
+}
+
 static void snapshot_body(h5file *f, const gf_output *o, const gf_sim *sim) {
     int64_t n = 0;
     write_particles(f, sim, 0, &n);
     write_clump_members(f, sim);
+    write_materials(f, sim);
     header(f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
     if (o && o->contacts)
         write_contacts(f, sim);
@@ -978,15 +1009,29 @@ gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **t
     check_format(&f, FORMAT_CHECKPOINT, "checkpoint");
     size_t len = 0;
     int present = 0;
+    hid_t str = -1; /* the string type of one string; -1: a character array (earlier versions) */
     if (f.local == GF_OK && H5Lexists(f.file, "configuration", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f.file, "configuration", H5P_DEFAULT);
         hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hid_t ty = d >= 0 ? H5Dget_type(d) : -1;
         hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-        if (npts < 0)
+        if (npts < 0 || ty < 0) {
             H5_FAIL(&f, "cannot read the configuration stored in '%s'", path);
-        else
+        } else if (H5Tget_class(ty) == H5T_STRING) {
+            len = H5Tget_size(ty);
+            if (npts != 1 || H5Tis_variable_str(ty) > 0 || len == 0) {
+                H5_FAIL(&f, "the configuration stored in '%s' is not one string", path);
+            } else {
+                str = H5Tcopy(H5T_C_S1);
+                H5Tset_size(str, len);
+                H5Tset_strpad(str, H5T_STR_NULLPAD);
+            }
+        } else {
             len = (size_t)npts;
+        }
         present = 1;
+        if (ty >= 0)
+            H5Tclose(ty);
         if (sp >= 0)
             H5Sclose(sp);
         if (d >= 0)
@@ -995,8 +1040,14 @@ gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **t
     *text = gf_malloc(len + 1, 1);
     if (!*text)
         h5_local(&f, gf_error_status());
-    if (h5_agree(&f) == GF_OK && present)
-        dset_read(&f, f.file, "configuration", H5T_NATIVE_CHAR, 1, len, 0, len, *text);
+    if (h5_agree(&f) == GF_OK && present) {
+        if (str >= 0)
+            dset_read(&f, f.file, "configuration", str, 1, 1, 0, 1, *text);
+        else
+            dset_read(&f, f.file, "configuration", H5T_NATIVE_CHAR, 1, len, 0, len, *text);
+    }
+    if (str >= 0)
+        H5Tclose(str);
     if (*text)
         (*text)[f.st == GF_OK ? len : 0] = '\0';
     gf_status st = h5_close(&f);
@@ -1763,6 +1814,15 @@ static gf_status checkpoint(gf_output *o, gf_sim *sim) {
     GF_TRY(gf_io_write_checkpoint(o, sim, o->checkpoint));
     o->checkpoint_step = sim->step;
     return GF_OK;
+}
+
+gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted) {
+    if (restarted || o->snapshot_every <= 0 || sim->step != 0)
+        return GF_OK;
+    gf_timer_start(&sim->timers, GF_TIMER_OUTPUT);
+    gf_status st = snapshot(o, sim);
+    gf_timer_stop(&sim->timers, GF_TIMER_OUTPUT);
+    return st;
 }
 
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {

@@ -267,8 +267,9 @@ static void test_output_and_restart(void **state) {
     snprintf(args, sizeof args, "%s -Time.steps=60 -Output.directory=%s -Output.checkpoint=%s/c.h5",
              common, out, out);
     free(granflow(args, 1));
-    const long first[] = {20, 40, 60};
-    assert_steps(out, first, 3);
+    /* The initial state too: a snapshot at step 0. */
+    const long first[] = {0, 20, 40, 60};
+    assert_steps(out, first, 4);
     snprintf(path, sizeof path, "%s/c.h5", out);
     snprintf(prev, sizeof prev, "%s/c.h5.prev", out);
     assert_int_equal(step_attr(path), 60);
@@ -282,8 +283,8 @@ static void test_output_and_restart(void **state) {
     if (!strstr(log, "at step 60") || !strstr(log, "run summary: 40 steps (60 to 100, restarted)"))
         fail_msg("the restart did not run from step 60 to 100:\n%s", log);
     free(log);
-    const long all[] = {20, 40, 60, 80, 100};
-    assert_steps(out, all, 5);
+    const long all[] = {0, 20, 40, 60, 80, 100};
+    assert_steps(out, all, 6);
     snprintf(args, sizeof args,
              "%s -Time.steps=100 -Output.directory=%s -Output.checkpoint=%s/c.h5", common, straight,
              straight);
@@ -298,7 +299,7 @@ static void test_output_and_restart(void **state) {
     assert_same_state(a, b);
 
     /* From step 75 (the previous checkpoint) again, a snapshot deleted meanwhile: 80 and 100 are
-     * written anew and listed once, 40 is gone, 20 and 60 stay. */
+     * written anew and listed once, 40 is gone, 0, 20 and 60 stay. */
     assert_int_equal(step_attr(prev), 75);
     snprintf(path, sizeof path, "%s/run_000000040.h5", out);
     assert_int_equal(unlink(path), 0);
@@ -306,8 +307,8 @@ static void test_output_and_restart(void **state) {
              "%s -Time.steps=100 -Output.directory=%s -Output.checkpoint=%s/c.h5 --restart %s",
              common, out, out, prev);
     free(granflow(args, 1));
-    const long again[] = {20, 60, 80, 100};
-    assert_steps(out, again, 4);
+    const long again[] = {0, 20, 60, 80, 100};
+    assert_steps(out, again, 5);
     snprintf(a, sizeof a, "%s/run_000000100.h5", out);
     snprintf(b, sizeof b, "%s/run_000000100.h5", straight);
     assert_same_state(a, b);

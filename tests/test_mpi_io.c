@@ -158,6 +158,86 @@ static void test_checkpoint_round_trip(void **state) {
     gf_sim_free(&b);
 }
 
+/* Reads a whole double dataset of a serial file into buf (at most max values); returns the count.
+ */
+static size_t read_doubles(hid_t f, const char *name, double *buf, size_t max) {
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    size_t n = (size_t)H5Sget_simple_extent_npoints(sp);
+    assert_true(n <= max);
+    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return n;
+}
+
+/* The contact list of a snapshot holds the friction impulse as a world vector: a sphere sliding
+ * along (0.6, 0.8, 0) on a floor with friction 0.5 gets mu times its normal impulse m g dt,
+ * against its sliding (both tangent directions carry a share). */
+static void test_contact_impulse_vectors(void **state) {
+    (void)state;
+    if (P.rank != 0)
+        return; /* a serial run of rank 0 */
+    const double mu = 0.5, dt = 1e-3, r = 0.01, rho = 1000.0;
+    gf_sim s;
+    GF_ASSERT_OK(gf_sim_init(&s, NULL));
+    const double o0[3] = {0, 0, 0}, up[3] = {0, 0, 1}, x0[3] = {0.1, 0.1, r};
+    GF_ASSERT_OK(gf_walls_add(&s.walls, o0, up, NULL, 0));
+    GF_ASSERT_OK(gf_materials_set_friction(&s.materials, 0, 0, mu));
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.tolerance = 1e-12;
+    GF_ASSERT_OK(gf_sim_set_solver(&s, &prm));
+    s.dt = dt;
+    s.gravity[2] = -9.81;
+    for (int d = 0; d < 3; ++d) {
+        s.lo[d] = 0.0;
+        s.hi[d] = 0.2;
+    }
+    gf_particle rec;
+    gf_particle_make_sphere(&rec, 0, x0, r, rho, 0);
+    rec.v[0] = 0.6;
+    rec.v[1] = 0.8;
+    GF_ASSERT_OK(gf_particles_add(&s.particles, &rec));
+    GF_ASSERT_OK(gf_sim_start(&s));
+    GF_ASSERT_OK(gf_sim_step(&s));
+    gf_output o;
+    memset(&o, 0, sizeof o);
+    o.contacts = 1;
+    char path[512];
+    path_of(path, sizeof path, "slide.h5");
+    GF_ASSERT_OK(gf_io_write_snapshot(&o, &s, path));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    double ln[4], lt[12], n[12];
+    assert_int_equal(read_doubles(f, "/contacts/normal_impulse", ln, 4), 1);
+    assert_int_equal(read_doubles(f, "/contacts/tangential_impulse", lt, 12), 3);
+    assert_int_equal(read_doubles(f, "/contacts/normal", n, 12), 3);
+    /* The material table: the one material, its density and friction. */
+    double dens[2], fr[4];
+    assert_int_equal(read_doubles(f, "/materials/density", dens, 2), 1);
+    assert_int_equal(read_doubles(f, "/materials/friction", fr, 4), 1);
+    GF_ASSERT_NEAR(dens[0], s.materials.density[0], 0.0);
+    GF_ASSERT_NEAR(fr[0], mu, 0.0);
+    hid_t d = H5Dopen2(f, "/materials/name", H5P_DEFAULT);
+    hid_t ty = H5Dget_type(d);
+    char name[2][GF_NAME_LEN];
+    assert_int_equal(H5Tget_class(ty), H5T_STRING);
+    assert_true(H5Dread(d, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, name) >= 0);
+    assert_string_equal(name[0], s.materials.name[0]);
+    H5Tclose(ty);
+    H5Dclose(d);
+    H5Fclose(f);
+    const double m = rho * 4.0 / 3.0 * M_PI * r * r * r;
+    GF_ASSERT_NEAR(n[2], 1.0, 1e-12);
+    GF_ASSERT_NEAR(ln[0], m * 9.81 * dt, 1e-9 * m * 9.81 * dt);
+    GF_ASSERT_NEAR(lt[0], -0.6 * mu * ln[0], 1e-9 * ln[0]);
+    GF_ASSERT_NEAR(lt[1], -0.8 * mu * ln[0], 1e-9 * ln[0]);
+    GF_ASSERT_NEAR(lt[2], 0.0, 1e-12 * ln[0]);
+    gf_sim_free(&s);
+}
+
 /* Snapshot datasets hold what the ranks had: read them back serially on rank 0. */
 static void test_snapshot_round_trip(void **state) {
     (void)state;
@@ -242,11 +322,16 @@ static void test_snapshot_round_trip(void **state) {
         assert_int_equal((long long)dims[0], ncontacts);
         H5Sclose(sp);
         H5Dclose(d);
+        /* One string, as HDF5 tools and h5py show it. */
         d = H5Dopen2(f, "/configuration", H5P_DEFAULT);
+        hid_t ty = H5Dget_type(d);
+        assert_int_equal(H5Tget_class(ty), H5T_STRING);
+        assert_int_equal(H5Tget_size(ty), strlen("Time { dt 2e-4; }\n"));
         char text[64] = "";
-        H5Dread(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, text);
+        H5Dread(d, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, text);
+        H5Tclose(ty);
         H5Dclose(d);
-        assert_int_equal(strncmp(text, "Time { dt 2e-4; }", 17), 0);
+        assert_string_equal(text, "Time { dt 2e-4; }\n");
         H5Fclose(f);
         free(ids);
         free(x);
@@ -908,7 +993,21 @@ static void to_legacy_offsets(hid_t f, const char *group) {
     free(v);
 }
 
-/* Files of the previous version (rank_offsets as attributes) still restart and open. */
+/* Replaces /configuration by a character array of `text`, as earlier versions wrote it. */
+static void to_legacy_configuration(hid_t f, const char *text) {
+    if (H5Lexists(f, "configuration", H5P_DEFAULT) > 0)
+        assert_true(H5Ldelete(f, "configuration", H5P_DEFAULT) >= 0);
+    hsize_t n = strlen(text);
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t d =
+        H5Dcreate2(f, "configuration", H5T_NATIVE_CHAR, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0 && H5Dwrite(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, text) >= 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+}
+
+/* Files of the previous version (rank_offsets as attributes, the configuration as characters)
+ * still restart and open. */
 static void test_legacy_rank_offsets(void **state) {
     (void)state;
     gf_sim a;
@@ -921,12 +1020,17 @@ static void test_legacy_rank_offsets(void **state) {
         f = H5Fopen(ckpt, H5F_ACC_RDWR, H5P_DEFAULT);
         to_legacy_offsets(f, "particles");
         to_legacy_offsets(f, "warmstart");
+        to_legacy_configuration(f, "Legacy { key 1; }\n");
         H5Fclose(f);
         assert_tools_offsets(snap, poffs);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     gf_sim b;
     make_sim(&b, &P, 0);
+    char *text = NULL;
+    GF_ASSERT_OK(gf_io_read_configuration(&b, ckpt, &text));
+    assert_string_equal(text, "Legacy { key 1; }\n");
+    free(text);
     GF_ASSERT_OK(gf_io_read_checkpoint(&b, ckpt));
     assert_int_equal(b.particles.n_local, a.particles.n_local);
     for (size_t i = 0; i < a.particles.n_local; ++i) {
@@ -1077,6 +1181,7 @@ static int teardown(void **state) {
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_checkpoint_round_trip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_contact_impulse_vectors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_equivalence, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_shapes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),

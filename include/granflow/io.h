@@ -93,6 +93,10 @@ gf_status gf_io_write_xdmf(const gf_output *o);
  * in order. */
 gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int force);
 
+/* Collective, before the first step of a run that is not a restart: with snapshots on, a
+ * snapshot of the initial state (step 0). */
+gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted);
+
 /* After each step: snapshots and checkpoints on schedule, and on a signal or near the wall-time
  * limit a checkpoint followed by *stop = 1 (collective). */
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop);

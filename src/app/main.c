@@ -234,6 +234,8 @@ int main(int argc, char **argv) {
             observers obs = {&out, &stats};
             failed = gf_par_conclude(&par, gf_stats_start(&stats, &sim, o.restart != NULL), 1);
             if (!failed)
+                failed = gf_par_conclude(&par, gf_output_begin(&out, &sim, o.restart != NULL), 0);
+            if (!failed)
                 failed = gf_par_conclude(&par, gf_sim_run(&sim, observe, &obs), 0);
             if (!failed)
                 failed = gf_par_conclude(&par, gf_output_finish(&out, &sim), 0);
