@@ -626,6 +626,15 @@ static void format_duration(double s, char *buf, size_t size) {
         snprintf(buf, size, "%.1fh", s / 3600);
 }
 
+double gf_sim_eta(double wall_then, long done_then, double wall_now, long done, long todo) {
+    if (done <= 0)
+        return NAN;
+    double rate = done > done_then && done_then > 0
+                      ? (wall_now - wall_then) / (double)(done - done_then)
+                      : wall_now / (double)done;
+    return rate * (double)(todo - done);
+}
+
 static gf_status progress(gf_sim *sim, long done, long todo) {
     const gf_contact_figures *f = &sim->figures;
     /* Counts summed over ranks; the sweeps and residual are the same on every rank. */
@@ -636,7 +645,9 @@ static gf_status progress(gf_sim *sim, long done, long todo) {
         GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
     }
     double wall = gf_wtime() - sim->start_wtime;
-    double eta = done > 0 ? wall / (double)done * (double)(todo - done) : NAN;
+    double eta = gf_sim_eta(sim->progress_wtime, sim->progress_done, wall, done, todo);
+    sim->progress_wtime = wall;
+    sim->progress_done = done;
     char ws[32], es[32], unconv[64] = "";
     format_duration(wall, ws, sizeof ws);
     format_duration(eta, es, sizeof es);
@@ -654,6 +665,8 @@ gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
     GF_TRY(gf_sim_start(sim));
     GF_TRY(remember_ids(sim));
     sim->start_wtime = gf_wtime();
+    sim->progress_wtime = 0.0;
+    sim->progress_done = 0;
     gf_timer_start(&sim->timers, GF_TIMER_TOTAL);
     /* sim->steps is the last step: a restarted run continues where the checkpoint left off. */
     long first = sim->step, todo = sim->steps - sim->step;

@@ -182,6 +182,16 @@ static void test_margin_without_lattice(void **state) {
 /* Ten touching spheres in a row, the first moving into the others: three sweeps cannot carry the
  * impulse down the chain, so the step ends unconverged and is counted; enough sweeps converge.
  * The particle updates count the particles each step stepped (one sphere deleted midway). */
+/* The ETA of the progress line follows the recent rate: steps that grew from 0.02 s to 0.05 s
+ * (a pile forming) leave 400 steps for 20 s, not the 10 s the average rate would promise. */
+static void test_eta_from_recent_rate(void **state) {
+    (void)state;
+    GF_ASSERT_NEAR(gf_sim_eta(10.0, 500, 15.0, 600, 1000), 400 * 0.05, 1e-12);
+    /* The first line has only the average; before the first step there is none. */
+    GF_ASSERT_NEAR(gf_sim_eta(0.0, 0, 10.0, 500, 1000), 500 * 0.02, 1e-12);
+    assert_true(isnan(gf_sim_eta(0.0, 0, 0.0, 0, 1000)));
+}
+
 static void test_unconverged_and_stepped(void **state) {
     (void)state;
     for (int sweeps = 3; sweeps <= 3000; sweeps *= 1000) {
@@ -253,6 +263,7 @@ int main(void) {
         cmocka_unit_test(test_penetration_of_every_step),
         cmocka_unit_test(test_relative_penetration),
         cmocka_unit_test(test_margin_without_lattice),
+        cmocka_unit_test(test_eta_from_recent_rate),
         cmocka_unit_test(test_unconverged_and_stepped),
         cmocka_unit_test(test_full_disk_reported),
     };

@@ -82,7 +82,16 @@ typedef struct {
     size_t check_n;
     double start_wtime;
     long first_step; /* the step this run started from (non-zero after a restart) */
+    /* Wall time and steps done at the previous progress line: the ETA follows the recent rate. */
+    double progress_wtime;
+    long progress_done;
 } gf_sim;
+
+/* Seconds to go for `todo` steps in all after `done`: at the rate of the steps since the previous
+ * progress line (done_then steps at wall time wall_then), the rate that predicts a run whose
+ * steps grow dearer (a pile forming, an inflow filling the channel); at the average rate when
+ * there is no previous line. NAN before the first step. */
+double gf_sim_eta(double wall_then, long done_then, double wall_now, long done, long todo);
 
 /* Defaults: no particles, no walls, no gravity, dt = 1e-4, maximum-dissipation solver. */
 gf_status gf_sim_init(gf_sim *sim, const gf_par *par);
