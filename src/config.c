@@ -595,9 +595,11 @@ static gf_status parse_value(lexer *lx, entry *e) {
                                  open_line, open_col, tok_desc(t, desc, sizeof desc));
         }
         char buf[128];
-        int n = snprintf(buf, sizeof buf, "< %.17g", e->num[0]);
-        for (int i = 1; i < e->nvec; ++i)
-            n += snprintf(buf + n, sizeof buf - (size_t)n, ", %.17g", e->num[i]);
+        int n = snprintf(buf, sizeof buf, "< ");
+        for (int i = 0; i < e->nvec; ++i) {
+            n += snprintf(buf + n, sizeof buf - (size_t)n, i ? ", " : "");
+            n += gf_config_format_double(e->num[i], buf + n, sizeof buf - (size_t)n);
+        }
         snprintf(buf + n, sizeof buf - (size_t)n, " >");
         e->text = dup_str(buf);
         break;
@@ -1007,12 +1009,22 @@ static gf_status lookup(gf_config_block *b, const char *key, entry **found, entr
     return GF_OK;
 }
 
+int gf_config_format_double(double x, char *buf, size_t size) {
+    int n = 0;
+    for (int digits = 1; digits <= 17; ++digits) {
+        n = snprintf(buf, size, "%.*g", digits, x);
+        if (!isfinite(x) || strtod(buf, NULL) == x)
+            break;
+    }
+    return n;
+}
+
 gf_status gf_config_get_double(gf_config_block *b, const char *key, double def, double *out) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
         char buf[64];
-        snprintf(buf, sizeof buf, "%.17g", def);
+        gf_config_format_double(def, buf, sizeof buf);
         d->kind = VAL_NUMBER;
         d->num[0] = def;
         d->text = dup_str(buf);
@@ -1105,9 +1117,11 @@ static gf_status get_vector(gf_config_block *b, const char *key, int n, const do
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
         char buf[160];
-        int len = snprintf(buf, sizeof buf, "< %.17g", def[0]);
-        for (int i = 1; i < n; ++i)
-            len += snprintf(buf + len, sizeof buf - (size_t)len, ", %.17g", def[i]);
+        int len = snprintf(buf, sizeof buf, "< ");
+        for (int i = 0; i < n; ++i) {
+            len += snprintf(buf + len, sizeof buf - (size_t)len, i ? ", " : "");
+            len += gf_config_format_double(def[i], buf + len, sizeof buf - (size_t)len);
+        }
         snprintf(buf + len, sizeof buf - (size_t)len, " >");
         d->kind = VAL_VECTOR;
         d->nvec = n;

@@ -269,13 +269,13 @@ static void cfg_display_key(const cfg_items *a, const cfg_items *b, const char *
     out[o] = '\0';
 }
 
-/* A number as written, or in 15 digits when that is shorter and the same value (defaults are
- * printed with 17: "0.050000000000000003" is shown as "0.05"). */
+/* A number as written, or in its shortest exact form when that is shorter (a stored
+ * configuration of an earlier version holds "0.050000000000000003" for 0.05). */
 static void cfg_number_text(const char *literal, size_t len, double x, char *out, size_t size) {
-    char s15[64];
-    snprintf(s15, sizeof s15, "%.15g", x);
-    if (strtod(s15, NULL) == x && strlen(s15) < len)
-        snprintf(out, size, "%s", s15);
+    char s[64];
+    gf_config_format_double(x, s, sizeof s);
+    if (strlen(s) < len)
+        snprintf(out, size, "%s", s);
     else
         snprintf(out, size, "%.*s", (int)len, literal);
 }

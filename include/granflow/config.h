@@ -72,6 +72,10 @@ gf_status gf_config_require_vec3(gf_config_block *b, const char *key, double out
 gf_status gf_config_check_range(gf_config_block *b, const char *key, double value, double lo,
                                 double hi);
 
+/* x in the shortest %g form that reads back as x (0.03, not 0.029999999999999999), as
+ * snprintf: returns the length it wanted. */
+int gf_config_format_double(double x, char *buf, size_t size);
+
 /* After the program has read everything: keys and blocks nobody read are errors. */
 gf_status gf_config_check_unused(gf_config *cfg);
 
