@@ -1,0 +1,382 @@
+"""The XDMF file of a run checked against its HDF5 snapshots, with no XDMF library (issue 14).
+
+Every DataItem that points into an HDF5 file must name a dataset that exists, with the
+Dimensions, NumberType and Precision of that dataset; every grid's topology must have as many
+elements as its connectivity holds, connectivities index existing points (a Polyvertex's is
+0..N-1, one vertex cell per point), attributes have a row per point (or cell) and the columns of
+their type; each grid's Time is its file's `time` attribute; each temporal collection lists each
+snapshot once in step order, and the particles collection lists every snapshot of the directory.
+A checker that finds nothing is no proof: the second half of the tests breaks copies of a good
+.xmf in each of these ways and requires the checker to report each.
+
+    python3 tests/test_xdmf.py --granflow build/granflow [--mpiexec mpiexec] [--source .]
+"""
+import os
+import re
+import shutil
+import unittest
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+import granflow_runs as gr
+
+# XDMF NumberType and Precision (bytes) of each numpy dtype kind; XDMF's defaults are Float, 4.
+NUMBER_TYPE = {"f": "Float", "i": "Int", "u": "UInt"}
+SMALL_TYPES = {("i", 1): "Char", ("u", 1): "UChar"}
+# Points per cell of XDMF's fixed-size topologies (Polyvertex, Polyline and Polygon say it in
+# NodesPerElement).
+FIXED_NODES = {"Triangle": 3, "Quadrilateral": 4, "Tetrahedron": 4, "Pyramid": 5, "Wedge": 6,
+               "Hexahedron": 8, "Edge_3": 3}
+# Columns of each AttributeType.
+COLUMNS = {"Scalar": 1, "Vector": 3, "Tensor": 9, "Tensor6": 6}
+
+
+def dims(item):
+    return tuple(int(x) for x in item.get("Dimensions", "").split())
+
+
+def number_type(dtype):
+    """The XDMF (NumberType, Precision) of a numpy dtype."""
+    kind, size = dtype.kind, dtype.itemsize
+    return SMALL_TYPES.get((kind, size), NUMBER_TYPE.get(kind, "?" + dtype.str)), size
+
+
+class Checker:
+    """Collects every disagreement between an .xmf file and the HDF5 files it points to."""
+
+    def __init__(self, xmf):
+        self.xmf = xmf
+        self.dir = os.path.dirname(xmf)
+        self.problems = []
+        self.files = {}
+
+    def problem(self, where, msg):
+        self.problems.append("%s: %s" % (where, msg))
+
+    def h5(self, name):
+        if name not in self.files:
+            path = os.path.join(self.dir, name)
+            self.files[name] = h5py.File(path, "r") if os.path.exists(path) else None
+        return self.files[name]
+
+    def close(self):
+        for f in self.files.values():
+            if f is not None:
+                f.close()
+
+    def values(self, item, where):
+        """The content of a DataItem as a numpy array (None where it cannot be had), after
+        checking it against its declaration."""
+        fmt = item.get("Format", "XML")
+        shape = dims(item)
+        ntype = item.get("NumberType", item.get("DataType", "Float"))
+        prec = int(item.get("Precision", "4"))
+        if item.get("ItemType", "Uniform") != "Uniform":
+            # HyperSlab, Function, ...: the parts are items of their own
+            for k, sub in enumerate(item.findall("DataItem")):
+                self.values(sub, "%s/DataItem[%d]" % (where, k))
+            return None
+        text = (item.text or "").strip()
+        if fmt == "XML":
+            vals = np.array(text.split(), dtype=float)
+            if vals.size != int(np.prod(shape)):
+                self.problem(where, "%d values for Dimensions %s" % (vals.size, shape))
+                return None
+            return vals.reshape(shape)
+        if fmt != "HDF":
+            self.problem(where, "unknown Format %s" % fmt)
+            return None
+        name, sep, dset = text.partition(":")
+        if not sep:
+            self.problem(where, "'%s' is not file:/dataset" % text)
+            return None
+        f = self.h5(name)
+        if f is None:
+            self.problem(where, "file %s does not exist" % name)
+            return None
+        if dset not in f or not isinstance(f[dset], h5py.Dataset):
+            self.problem(where, "%s has no dataset %s" % (name, dset))
+            return None
+        d = f[dset]
+        if d.shape != shape:
+            self.problem(where, "Dimensions %s, but %s:%s is %s" % (shape, name, dset, d.shape))
+        if (ntype, prec) != number_type(d.dtype):
+            self.problem(where, "NumberType %s Precision %d, but %s:%s is %s" % (
+                ntype, prec, name, dset, d.dtype))
+        return d[()]
+
+    def grid(self, grid, where):
+        """Checks one Uniform grid; returns (its snapshot file, its time)."""
+        t = grid.find("Time")
+        time = float(t.get("Value")) if t is not None else None
+        files = set()
+        for item in grid.iter("DataItem"):
+            if item.get("Format") == "HDF":
+                files.add((item.text or "").strip().partition(":")[0])
+        if len(files) > 1:  # none: all of its data is inline (XML)
+            self.problem(where, "points into %d files (%s), not one snapshot" % (
+                len(files), ", ".join(sorted(files))))
+        file = min(files) if files else None
+        geo = grid.find("Geometry")
+        npoints = None
+        if geo is None or geo.find("DataItem") is None:
+            self.problem(where, "has no Geometry")
+        else:
+            gtype = geo.get("GeometryType", "XYZ")
+            x = self.values(geo.find("DataItem"), where + "/Geometry")
+            if gtype == "XYZ" and x is not None:
+                if x.ndim != 2 or x.shape[1] != 3:
+                    self.problem(where, "XYZ geometry of shape %s" % (x.shape,))
+                npoints = x.shape[0]
+        top = grid.find("Topology")
+        ncells = None
+        if top is None:
+            self.problem(where, "has no Topology")
+        else:
+            ttype = top.get("TopologyType", top.get("Type"))
+            ncells = int(top.get("NumberOfElements", top.get("Dimensions", "-1")).split()[0])
+            per = FIXED_NODES.get(ttype, int(top.get("NodesPerElement", "1")))
+            item = top.find("DataItem")
+            conn = self.values(item, where + "/Topology") if item is not None else None
+            if item is None:
+                self.problem(where, "%s topology without connectivity (the XDMF 3 reader then "
+                             "shows no cells)" % ttype)
+            elif conn is not None:
+                conn = np.asarray(conn).ravel()
+                if conn.size != ncells * per:
+                    self.problem(where, "NumberOfElements %d x %d points per cell, but the "
+                                 "connectivity holds %d" % (ncells, per, conn.size))
+                if npoints is not None and conn.size and (conn.min() < 0 or
+                                                          conn.max() >= npoints):
+                    self.problem(where, "connectivity outside 0..%d" % (npoints - 1))
+                if ttype == "Polyvertex" and not np.array_equal(conn, np.arange(npoints or 0)):
+                    self.problem(where, "Polyvertex connectivity is not 0..N-1 (N = %s)" %
+                                 npoints)
+            if ttype == "Polyvertex" and ncells != npoints:
+                self.problem(where, "Polyvertex of %d elements over %s points" % (ncells,
+                                                                                   npoints))
+        for a in grid.findall("Attribute"):
+            aw = "%s/Attribute[%s]" % (where, a.get("Name"))
+            item = a.find("DataItem")
+            v = self.values(item, aw) if item is not None else None
+            if v is None:
+                continue
+            rows = npoints if a.get("Center", "Node") == "Node" else ncells
+            if rows is not None and v.shape[:1] != (rows,):
+                self.problem(aw, "%s rows for %s %s" % (v.shape[:1], rows, a.get("Center")))
+            cols = v.shape[1] if v.ndim == 2 else 1
+            want = COLUMNS.get(a.get("AttributeType", "Scalar"))
+            if want is not None and cols != want:
+                self.problem(aw, "%s with %d columns" % (a.get("AttributeType"), cols))
+        if file is not None and self.h5(file) is not None:
+            if time is None:
+                self.problem(where, "has no Time")
+            elif time != float(self.h5(file).attrs["time"]):
+                self.problem(where, "Time %r, but %s was written at t = %r" % (
+                    time, file, float(self.h5(file).attrs["time"])))
+        return file, time
+
+    def check(self, snapshots=None):
+        """Checks the whole file; `snapshots` (file names) are those the particles collection
+        must list. Returns the problems found."""
+        try:
+            root = ET.parse(self.xmf).getroot()
+        except ET.ParseError as e:
+            self.problem(self.xmf, "not XML: %s" % e)
+            return self.problems
+        if root.tag != "Xdmf":
+            self.problem(self.xmf, "the root element is %s" % root.tag)
+        domain = root.find("Domain")
+        colls = [g for g in (domain if domain is not None else []) if g.tag == "Grid"]
+        names = [c.get("Name") for c in colls]
+        if "particles" not in names:
+            self.problem(self.xmf, "no collection named particles (%s)" % names)
+        for c in colls:
+            cw = "Grid[%s]" % c.get("Name")
+            if c.get("GridType") != "Collection" or c.get("CollectionType") != "Temporal":
+                self.problem(cw, "is not a temporal collection")
+                continue
+            listed = []
+            for k, g in enumerate(c.findall("Grid")):
+                listed.append(self.grid(g, "%s/Grid[%d]" % (cw, k)))
+            files = [f for f, _ in listed if f is not None]
+            if len(set(files)) != len(files):
+                self.problem(cw, "lists a snapshot more than once: %s" % files)
+            steps = [int(self.h5(f).attrs["step"]) if f and self.h5(f) else -1 for f in files]
+            if steps != sorted(steps) or len(set(steps)) != len(steps):
+                self.problem(cw, "snapshots not in increasing step order: %s" % steps)
+            times = [t for _, t in listed]
+            if any(t is None for t in times) or times != sorted(times):
+                self.problem(cw, "times not increasing: %s" % times)
+            if c.get("Name") == "particles" and snapshots is not None and files != snapshots:
+                self.problem(cw, "lists %s, the directory holds %s" % (files, snapshots))
+            if c.get("Name") == "clump_members":
+                for f in snapshots or []:
+                    n = self.h5(f)["clump_members/id"].shape[0] if (
+                        "clump_members" in self.h5(f)) else 0
+                    if (n > 0) != (f in files):
+                        self.problem(cw, "%s has %d member spheres and is %slisted" % (
+                            f, n, "" if f in files else "not "))
+        if "clump_members" not in names:
+            for f in snapshots or []:
+                if "clump_members" in self.h5(f) and self.h5(f)["clump_members/id"].shape[0]:
+                    self.problem(self.xmf, "%s has clump members; no collection lists them" % f)
+        return self.problems
+
+
+def check(xmf, snapshots=None):
+    c = Checker(xmf)
+    try:
+        return c.check(snapshots)
+    finally:
+        c.close()
+
+
+def uniform_grids(text):
+    """The text of each Uniform grid of the first (the particles) collection."""
+    first = re.search(r"<Grid[^>]*CollectionType=\"Temporal\"[^>]*>(.*?</Grid>)\s*</Grid>",
+                      text, re.S).group(1)
+    return re.findall(r"[ \t]*<Grid[^>]*GridType=\"Uniform\"[^>]*>.*?</Grid>\n?", first, re.S)
+
+
+def snapshot_names(d):
+    return [os.path.basename(f) for f in gr.snapshots(d)]
+
+
+class XdmfTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.runs = gr.Runs()
+        cls.addClassCleanup(cls.runs.close)  # also when a run fails
+        # Spheres with contacts on 2 ranks (Output.contacts), and every shape with clumps.
+        cls.demo = cls.runs.run("demo_np2", "demo.cfg", 2, "-Time.steps=20",
+                                "-Output.snapshot_every=10", "-Output.contacts=true")
+        cls.mixed = cls.runs.run("mixed_np1", "mixed-pour.cfg", 1, "-Time.steps=20",
+                                 "-Output.snapshot_every=10")
+
+    def test_runs_agree_with_their_snapshots(self):
+        for d in (self.demo, self.mixed):
+            snaps = snapshot_names(d)
+            self.assertGreaterEqual(len(snaps), 2, d)
+            problems = check(os.path.join(d, "run.xmf"), snaps)
+            self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_clumps_have_a_collection_of_their_own(self):
+        root = ET.parse(os.path.join(self.mixed, "run.xmf")).getroot()
+        names = [g.get("Name") for g in root.find("Domain").findall("Grid")]
+        self.assertIn("clump_members", names)
+        with h5py.File(gr.snapshots(self.mixed)[-1], "r") as f:
+            # a clump of the configuration has 3 spheres: 3 member rows per clump body
+            self.assertEqual(f["clump_members/id"].shape[0],
+                             3 * int(np.sum(f["particles/shape"][()] == 4)))
+
+    def test_reader_lists_what_the_xdmf_lists(self):
+        import granflow
+        r = granflow.Run(os.path.join(self.mixed, "run.xmf"))
+        self.assertEqual([os.path.basename(f) for f in r.files], snapshot_names(self.mixed))
+        for s, t in zip(r, r.times):
+            self.assertEqual(s.time, t)
+
+    # --- the checker finds what is wrong ---------------------------------------------------
+
+    def broken(self, edit, run=None):
+        """The problems the checker finds in a copy of a run whose .xmf text went through
+        edit(text)."""
+        src = run or self.mixed
+        d = os.path.join(self.runs.tmp, "broken")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(src, d)
+        path = os.path.join(d, "run.xmf")
+        with open(path) as f:
+            text = f.read()
+        changed = edit(text)
+        self.assertNotEqual(changed, text, "the edit changed nothing")
+        with open(path, "w") as f:
+            f.write(changed)
+        return check(path, snapshot_names(d))
+
+    def assertFinds(self, edit, pattern, run=None):
+        problems = self.broken(edit, run)
+        self.assertTrue(any(re.search(pattern, p) for p in problems),
+                        "expected a problem matching %r, got %s" % (pattern, problems))
+
+    def test_finds_a_wrong_dataset(self):
+        self.assertFinds(lambda t: t.replace("/particles/velocity<", "/particles/speed<", 1),
+                         "has no dataset /particles/speed")
+
+    def test_finds_a_missing_file(self):
+        self.assertFinds(lambda t: t.replace("run_000000010.h5:", "run_000000011.h5:", 1),
+                         "does not exist")
+
+    def test_finds_a_wrong_dimension(self):
+        with open(os.path.join(self.mixed, "run.xmf")) as f:
+            n = re.search(r'NumberOfElements="(\d+)"', f.read()).group(1)
+        self.assertFinds(lambda t: t.replace('Dimensions="%s 3"' % n,
+                                             'Dimensions="%d 3"' % (int(n) - 1), 1),
+                         r"Dimensions \(%d, 3\)" % (int(n) - 1))
+
+    def test_finds_a_wrong_precision(self):
+        self.assertFinds(lambda t: re.sub(r'(NumberType="Int" Precision=)"8"', r'\1"4"', t,
+                                          count=1), "NumberType Int Precision 4, but .*int64")
+
+    def test_finds_a_wrong_number_type(self):
+        self.assertFinds(lambda t: t.replace('NumberType="Float" Precision="8" Format="HDF">'
+                                             'run_000000010.h5:/particles/radius',
+                                             'NumberType="Int" Precision="8" Format="HDF">'
+                                             'run_000000010.h5:/particles/radius'),
+                         "NumberType Int Precision 8, but .*float64")
+
+    def test_finds_a_wrong_element_count(self):
+        self.assertFinds(lambda t: re.sub(r'NumberOfElements="(\d+)"',
+                                          lambda m: 'NumberOfElements="%d"' % (int(m.group(1))
+                                                                              + 1), t, count=1),
+                         "NumberOfElements")
+
+    def test_finds_a_missing_connectivity(self):
+        self.assertFinds(lambda t: re.sub(r"(<Topology[^>]*>)\s*<DataItem[^<]*</DataItem>",
+                                          r"\1", t, count=1), "without connectivity")
+
+    def test_finds_a_connectivity_that_is_not_the_rows(self):
+        self.assertFinds(lambda t: t.replace("/particles/vertex<", "/particles/material<", 1),
+                         "connectivity")
+
+    def test_finds_a_wrong_time(self):
+        self.assertFinds(lambda t: re.sub(r'<Time Value="([^"]+)"',
+                                          lambda m: '<Time Value="%r"' % (float(m.group(1)) + 1e-3),
+                                          t, count=1), "was written at t")
+
+    def test_finds_a_snapshot_listed_twice(self):
+        def twice(t):
+            grids = uniform_grids(t)
+            return t.replace(grids[-1], grids[-1] + grids[-1], 1)
+        self.assertFinds(twice, "more than once")
+
+    def test_finds_snapshots_out_of_order(self):
+        def swap(t):
+            grids = uniform_grids(t)
+            return t.replace(grids[0] + grids[1], grids[1] + grids[0], 1)
+        self.assertFinds(swap, "increasing step order")
+
+    def test_finds_a_snapshot_left_out(self):
+        def drop(t):
+            grids = uniform_grids(t)
+            return t.replace(grids[-1], "", 1)
+        self.assertFinds(drop, "the directory holds")
+
+    def test_finds_an_attribute_of_the_wrong_type(self):
+        self.assertFinds(lambda t: t.replace('Name="velocity" AttributeType="Vector"',
+                                             'Name="velocity" AttributeType="Scalar"', 1),
+                         r"Scalar with 3 columns")
+
+    def test_finds_a_missing_clump_collection(self):
+        def drop(t):
+            return re.sub(r'  <Grid Name="clump_members" GridType="Collection".*?\n  </Grid>\n',
+                          "", t, flags=re.S)
+        self.assertFinds(drop, "no collection lists them")
+
+
+if __name__ == "__main__":
+    gr.parse_args()
+    unittest.main(verbosity=2)
