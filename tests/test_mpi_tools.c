@@ -542,6 +542,24 @@ static void test_bad_input(void **state) {
         expect_failure(tools[t], "", "usage");
         tool_ok(tools[t], "--help", "usage");
     }
+    /* Every tool: --help on stdout (nothing on stderr) with exit 0; numbers checked. The
+     * braces keep the redirections of the tool's own streams apart from gf_test_run's 2>&1. */
+    const char *all[4] = {GF_VELFIELD, GF_RDF, GF_STATS, GF_PLOT};
+    for (int t = 0; t < 4; ++t) {
+        char cmd[1024], *out = NULL, *err = NULL;
+        snprintf(cmd, sizeof cmd, "{ %s --help 2>/dev/null; }", all[t]);
+        assert_int_equal(gf_test_run(cmd, &out), 0);
+        if (!strstr(out, "usage"))
+            fail_msg("%s --help printed no usage on stdout: '%s'", all[t], out);
+        snprintf(cmd, sizeof cmd, "{ %s --help 2>&1 >/dev/null; }", all[t]);
+        assert_int_equal(gf_test_run(cmd, &err), 0);
+        if (err[0])
+            fail_msg("%s --help wrote to stderr: %s", all[t], err);
+        free(out);
+        free(err);
+    }
+    snprintf(args, sizeof args, "%s %s/p.png --x a --y b --hline 1e", csv, dir);
+    expect_failure(GF_PLOT, args, "--hline expects 1 number, got '1e'");
     /* Crafted headers and data (issue 16): an attribute of another shape than the header's
      * fixed fields overflowed the tools' stack; NaN or negative radii crashed gf-rdf. */
     char bigbox[512], nanrad[512], negrad[512], badbox[512];

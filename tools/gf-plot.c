@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/cli.h"
 #include "lib/plot.h"
 
 #define MAXCOL 64
@@ -36,11 +37,22 @@ static int find(char **hdr, int n, const char *name) {
     return -1;
 }
 
+static const char usage[] =
+    "usage: gf-plot data.csv out.png --x COL --y COL[,COL] [--group COL] [--title T] "
+    "[--xlabel L] [--ylabel L] [--logx] [--logy] [--hline V]\n"
+    "  line plots of CSV columns as PNG: one series per y column, or per value of the group\n"
+    "  column; lines starting with '#' are comments, the first other line is the header\n";
+
 int main(int argc, char **argv) {
-    if (argc < 3)
-        return die("usage: gf-plot data.csv out.png --x COL --y COL[,COL] [--group COL] "
-                   "[--title T] [--xlabel L] [--ylabel L] [--logx] [--logy] [--hline V]",
-                   NULL);
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+    if (argc < 3) {
+        fprintf(stderr, "gf-plot: %s", usage);
+        return 1;
+    }
     const char *in = argv[1], *out = argv[2], *xcol = NULL, *ycols = NULL, *group = NULL;
     const char *title = "", *xlabel = NULL, *ylabel = NULL;
     int logx = 0, logy = 0, has_hline = 0;
@@ -67,7 +79,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--ylabel"))
             ylabel = argv[++i];
         else if (!strcmp(a, "--hline")) {
-            hline = atof(argv[++i]);
+            if (gf_cli_numbers("gf-plot", argc, argv, &i, 1, &hline) != 0)
+                return 1;
             has_hline = 1;
         } else
             return die("unknown option", a);
