@@ -867,11 +867,16 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
         size_t n = (size_t)(dot - p);
         memcpy(name, p, n);
         name[n] = '\0';
+        /* Naming a block on the command line is not reading it: a misspelt one stays unused
+         * and is reported as an unknown block. */
+        const child_group *g = find_group(b, name);
+        int was_used = g ? g->members[0]->used : 0;
         b = gf_config_section(b, name);
         if (!b) {
             free(tmp.text);
             return gf_error_status();
         }
+        b->used = was_used;
         make_explicit(b);
         p = dot + 1;
     }
@@ -1130,7 +1135,14 @@ static gf_status get_vector(gf_config_block *b, const char *key, int n, const do
         memcpy(out, def, (size_t)n * sizeof *def);
         return d->text ? GF_OK : gf_error_status();
     }
-    if (e->kind != VAL_VECTOR || e->nvec != n)
+    if (e->kind == VAL_VECTOR && e->nvec != n) {
+        char where[512];
+        where_of(b, e, where, sizeof where);
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: '%s' in block '%s' must be %s of %d components, but has %d ('%s')",
+                        where, key, b->name, what, n, e->nvec, e->text);
+    }
+    if (e->kind != VAL_VECTOR)
         return type_error(b, e, what);
     memcpy(out, e->num, (size_t)n * sizeof *out);
     return GF_OK;
@@ -1181,10 +1193,22 @@ gf_status gf_config_check_range(gf_config_block *b, const char *key, double valu
                                 double hi) {
     if (value >= lo && value <= hi)
         return GF_OK;
-    char where[512];
+    char where[512], range[128];
     where_of(b, find_entry(b, key), where, sizeof where);
-    return GF_ERROR(GF_ERR_INPUT, "%s: '%s' in block '%s' is %g but must lie in [%g, %g]", where,
-                    key, b->name, value, lo, hi);
+    /* Bounds at the ends of the doubles stand for "positive" and "no limit": say so. */
+    int positive = lo > 0.0 && lo <= 1e-300, unbounded = hi >= 1e300;
+    if (positive && unbounded)
+        snprintf(range, sizeof range, "be positive");
+    else if (positive)
+        snprintf(range, sizeof range, "be positive and at most %g", hi);
+    else if (lo == 0.0 && unbounded)
+        snprintf(range, sizeof range, "not be negative");
+    else if (unbounded)
+        snprintf(range, sizeof range, "be at least %g", lo);
+    else
+        snprintf(range, sizeof range, "lie in [%g, %g]", lo, hi);
+    return GF_ERROR(GF_ERR_INPUT, "%s: '%s' in block '%s' is %g but must %s", where, key, b->name,
+                    value, range);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1269,9 +1293,26 @@ static gf_status check_block(const gf_config_block *b, size_t *nproblems, char *
         if (!c->used) {
             if ((*nproblems)++ == 0) {
                 char where[512], hint[512];
-                gf_config_block_where(c, where, sizeof where);
-                suggest(c->name, kblocks, nkb, hint, sizeof hint);
-                snprintf(first, firstsize, "%s: unknown block '%s'%s", where, c->name, hint);
+                /* An unread block not in the file was named by an override. */
+                if (c->line > 0)
+                    gf_config_block_where(c, where, sizeof where);
+                else
+                    snprintf(where, sizeof where, "command line");
+                const gf_config_block *read = NULL;
+                for (size_t j = 0; j < b->nchildren && !read; ++j)
+                    if (b->children[j]->used && strcmp(b->children[j]->name, c->name) == 0)
+                        read = b->children[j];
+                if (read) {
+                    char at[512];
+                    gf_config_block_where(read, at, sizeof at);
+                    snprintf(first, firstsize,
+                             "%s: block '%s' is given again; it is not repeatable (the one at %s "
+                             "is read): merge the two",
+                             where, c->name, at);
+                } else {
+                    suggest(c->name, kblocks, nkb, hint, sizeof hint);
+                    snprintf(first, firstsize, "%s: unknown block '%s'%s", where, c->name, hint);
+                }
             }
             continue;
         }

@@ -592,6 +592,61 @@ static void test_shortest_numbers(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* The error must hold `fragment`. */
+static void assert_message(gf_status st, const char *fragment) {
+    assert_int_equal(st, GF_ERR_INPUT);
+    if (!strstr(gf_error_message(), fragment))
+        fail_msg("message lacks '%s': %s", fragment, gf_error_message());
+    gf_error_clear();
+}
+
+static gf_config *parsed(const char *text) {
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "t.cfg", &cfg));
+    return cfg;
+}
+
+/* Errors say what is wrong in the user's terms: a misspelt block on the command line is an
+ * unknown block (not a block without keys), a block given twice is repeated (not unknown), a
+ * vector of the wrong length says both lengths, a range that means "positive" says so. */
+static void test_error_messages(void **state) {
+    (void)state;
+    gf_config *cfg = parsed("Time { steps 5; }\n");
+    GF_ASSERT_OK(gf_config_override(cfg, "-Tme.steps=10"));
+    long steps;
+    GF_ASSERT_OK(
+        gf_config_get_long(gf_config_section(gf_config_root(cfg), "Time"), "steps", 1, &steps));
+    assert_message(gf_config_check_unused(cfg),
+                   "command line: unknown block 'Tme'; did you mean 'Time'?");
+    gf_config_destroy(cfg);
+
+    cfg = parsed("Lattice { a 1; }\nLattice { a 2; }\n");
+    GF_ASSERT_OK(
+        gf_config_get_long(gf_config_section(gf_config_root(cfg), "Lattice"), "a", 0, &steps));
+    assert_message(gf_config_check_unused(cfg),
+                   "t.cfg:2: block 'Lattice' is given again; it is not repeatable (the one at "
+                   "t.cfg:1 is read)");
+    gf_config_destroy(cfg);
+
+    cfg = parsed("B { v < 1, 2 >; q < 1, 0, 0 >; x 0; y -1; z 2; w 1e-9; }\n");
+    gf_config_block *b = gf_config_section(gf_config_root(cfg), "B");
+    double v[4], x;
+    const double zero[4] = {0, 0, 0, 0};
+    assert_message(gf_config_get_vec3(b, "v", zero, v),
+                   "'v' in block 'B' must be a vector < x, y, z > of 3 components, but has 2");
+    assert_message(gf_config_get_quat(b, "q", zero, v),
+                   "must be a quaternion < w, x, y, z > of 4 components, but has 3");
+    GF_ASSERT_OK(gf_config_get_double(b, "x", 1, &x));
+    assert_message(gf_config_check_range(b, "x", x, 1e-300, 1e300), "is 0 but must be positive");
+    GF_ASSERT_OK(gf_config_get_double(b, "y", 1, &x));
+    assert_message(gf_config_check_range(b, "y", x, 0.0, 1e300), "is -1 but must not be negative");
+    GF_ASSERT_OK(gf_config_get_double(b, "z", 1, &x));
+    assert_message(gf_config_check_range(b, "z", x, 0.0, 1.0), "is 2 but must lie in [0, 1]");
+    GF_ASSERT_OK(gf_config_get_double(b, "w", 1, &x));
+    assert_message(gf_config_check_range(b, "w", x, 1e-6, 1e300), "must be at least 1e-06");
+    gf_config_destroy(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_context),
@@ -609,6 +664,7 @@ int main(void) {
         cmocka_unit_test(test_linear_time),
         cmocka_unit_test(test_quaternions),
         cmocka_unit_test(test_shortest_numbers),
+        cmocka_unit_test(test_error_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
