@@ -1,28 +1,77 @@
 #!/usr/bin/env bash
-# The installed library serves other programs: install, compile a program that calls the
-# public kernels against the installed header and archive, run it.
+# The installed library serves other programs: install, then build a program that calls the
+# public kernels, the contact geometry of cylinders (which pulls in libccd) and the I/O module
+# (MPI and parallel HDF5) against the installed tree three ways - by hand, with CMake's
+# find_package(granflow), and with pkg-config - and run each. The Python reader is installed
+# beside.
 set -euo pipefail
 build=$1
 cc=$2
 flags=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
+prefix=$tmp/prefix
+cmake --install "$build" --prefix "$prefix" > /dev/null
 cat > "$tmp/use.c" <<'C'
+#include <granflow/collide.h>
 #include <granflow/contact_kernel.h>
+#include <granflow/io.h>
 #include <math.h>
 #include <stdio.h>
-int main(void) {
+int main(int argc, char **argv) {
+    /* Two cylinders, one tilted, overlapping: the general convex path (libccd). */
+    gf_shape cyl = gf_shape_cylinder(0.1, 0.2);
+    gf_body_pose p = {&cyl, NULL, {0, 0, 0}, {1, 0, 0, 0}};
+    gf_body_pose r = {&cyl, NULL, {0.15, 0.05, 0.01}, {0.9238795325, 0.3826834324, 0, 0}};
+    double depth = 0;
+    if (gf_collide_overlap(&p, &r, &depth) != GF_OK || !(depth > 0))
+        return 3;
     /* A sliding sphere contact: the impulse is the sticking one clipped to the cone. */
     const double A[9] = {2, 0, 0, 0, 7, 0, 0, 0, 7}, b[3] = {1, 5, 0};
     double x[3], y[3];
     gf_contact_solve_maxdiss(A, b, 0.2, x);
     gf_contact_solve_coulomb(A, b, 0.2, y);
     printf("%.12f %.12f %.12f\n", x[0], x[1], x[2]);
+    /* The I/O module links MPI and HDF5 into the program. */
+    if (argc > 1 && gf_io_mkdirs(argv[1]) != GF_OK)
+        return 2;
     return fabs(x[0] - 0.5) < 1e-12 && fabs(x[1] - 0.1) < 1e-12 && fabs(y[1] - 0.1) < 1e-12 ? 0 : 1;
 }
 C
-"$cc" -std=c11 $flags "$tmp/use.c" -I"$tmp/prefix/include" "$tmp/prefix/lib/libgranflow.a" -lm -o "$tmp/use"
-"$tmp/use"
-test -x "$tmp/prefix/bin/granflow"
-echo "installed library and program work"
+check() {
+    "$1" "$tmp/made/$2"
+    test -d "$tmp/made/$2" || { echo "$2: the program made no directory"; exit 1; }
+}
+mkdir -p "$tmp/made"
+
+# By hand: header and archive, the dependencies named.
+mpicc -std=c11 $flags "$tmp/use.c" -I"$prefix/include" "$prefix/lib/libgranflow.a" \
+    $(pkg-config --cflags --libs hdf5-openmpi ccd zlib) -lm -o "$tmp/use_hand"
+check "$tmp/use_hand" hand
+
+# CMake: find_package(granflow) and the imported target.
+mkdir -p "$tmp/cm"
+cat > "$tmp/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(use_granflow C)
+find_package(granflow 0.1 REQUIRED)
+add_executable(use use.c)
+target_link_libraries(use PRIVATE granflow::granflow)
+CM
+cp "$tmp/use.c" "$tmp/cm/use.c"
+cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+    > "$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; exit 1; }
+cmake --build "$tmp/cm/build" > "$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; exit 1; }
+check "$tmp/cm/build/use" cmake
+
+# pkg-config: granflow.pc (relocatable: found through PKG_CONFIG_PATH wherever installed).
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" \
+    "$cc" -std=c11 $flags "$tmp/use.c" \
+    $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs granflow) \
+    -o "$tmp/use_pc"
+check "$tmp/use_pc" pkgconfig
+
+test -x "$prefix/bin/granflow"
+test -f "$prefix/share/granflow/python/granflow/__init__.py"
+echo "installed library and program work (by hand, find_package, pkg-config)"

@@ -2,9 +2,10 @@
 # and configures the environment Open MPI wants when run as root on a small machine.
 
 GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev libccd-dev"
-# The test suite also fuzzes the configuration parser with clang's libFuzzer, and tests the
-# Python reader (tools/python) and the XDMF file with h5py and numpy.
-GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy"
+# The test suite also fuzzes the configuration parser with clang's libFuzzer, tests the Python
+# reader (tools/python) and the XDMF file with h5py and numpy, and builds a program against the
+# installed library with pkg-config.
+GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy pkg-config"
 
 # Installs the packages named (default: GF_PACKAGES) that are missing.
 gf_install_deps() {
