@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "granflow/config_compare.h"
+#include "granflow/geometry_mesh.h"
 #include "granflow/log.h"
 #include "granflow/vec.h"
 #include "granflow/version.h"
@@ -76,6 +77,7 @@ void gf_output_free(gf_output *o) {
     free(o->snap_time);
     free(o->snap_count);
     free(o->snap_members);
+    free(o->snap_geometry);
     memset(o, 0, sizeof *o);
 }
 
@@ -862,6 +864,48 @@ static void write_state(h5file *f, const gf_sim *sim) {
 
 typedef void (*file_writer)(h5file *f, const gf_output *o, const gf_sim *sim);
 
+/* /geometry: the walls (clipped to the box), boxes and cylinders at the snapshot's time as a
+ * surface mesh in XDMF's mixed topology, with each cell's kind, body and velocity (rank 0's
+ * rows; every rank builds the same mesh to know the sizes). */
+static void write_geometry(h5file *f, const gf_sim *sim) {
+    if (f->st != GF_OK)
+        return;
+    gf_geometry_mesh m;
+    gf_geometry_mesh_init(&m);
+    h5_local(f, gf_geometry_mesh_build(&sim->walls, sim->lo, sim->hi, &m));
+    double *vel = gf_malloc(3 * m.ncells + 1, sizeof *vel);
+    if (!vel)
+        h5_local(f, gf_error_status());
+    if (h5_agree(f) != GF_OK || m.ncells == 0) {
+        gf_geometry_mesh_free(&m);
+        free(vel);
+        return;
+    }
+    for (size_t k = 0; k < m.ncells; ++k)
+        memcpy(&vel[3 * k], sim->walls.velocity[m.body[k]], 3 * sizeof *vel);
+    int mine = f->rank == 0;
+    hid_t g = group_create(f, "geometry");
+    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, mine ? m.npoints : 0, 0, m.npoints, m.points,
+               "m", "mesh points of the walls (clipped to the box) and obstacles");
+    dset_write(f, g, "topology", H5T_NATIVE_INT64, 1, mine ? m.nconn : 0, 0, m.nconn, m.conn, "1",
+               "XDMF mixed topology: per cell its type (3 polygon, 5 quadrilateral, 9 "
+               "hexahedron), for polygons the number of points, then the point indices");
+    dset_write(f, g, "kind", H5T_NATIVE_INT32, 1, mine ? m.ncells : 0, 0, m.ncells, m.kind, "1",
+               "per cell: 0 wall, 1 box, 2 cylinder");
+    char desc[160];
+    snprintf(desc, sizeof desc,
+             "per cell: the wall index, %d + box index, %d + cylinder index (as in contacts)",
+             GF_BOX_BASE, GF_CYL_BASE);
+    dset_write(f, g, "body", H5T_NATIVE_INT32, 1, mine ? m.ncells : 0, 0, m.ncells, m.body, "1",
+               desc);
+    dset_write(f, g, "velocity", H5T_NATIVE_DOUBLE, 3, mine ? m.ncells : 0, 0, m.ncells, vel, "m/s",
+               "per cell: the velocity of its wall or obstacle");
+    if (g >= 0)
+        H5Gclose(g);
+    gf_geometry_mesh_free(&m);
+    free(vel);
+}
+
 /* The material table: names, densities and the friction of every pair (rank 0's rows). */
 static void write_materials(h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
@@ -891,6 +935,7 @@ static void snapshot_body(h5file *f, const gf_output *o, const gf_sim *sim) {
     write_particles(f, sim, 0, &n);
     write_clump_members(f, sim);
     write_materials(f, sim);
+    write_geometry(f, sim);
     header(f, sim, n, FORMAT_SNAPSHOT, o ? o->config_text : NULL);
     if (o && o->contacts)
         write_contacts(f, sim);
@@ -1646,6 +1691,35 @@ static void xdmf_points(FILE *f, const char *file, const char *group, long long 
     fprintf(f, "   </Grid>\n");
 }
 
+/* One snapshot's geometry mesh: mixed cells over /geometry, with cell attributes. */
+static void xdmf_geometry(FILE *f, const char *file, const long long g[3], double t) {
+    fprintf(f,
+            "   <Grid Name=\"geometry\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\" />\n"
+            "    <Topology TopologyType=\"Mixed\" NumberOfElements=\"%lld\">\n"
+            "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" "
+            "Format=\"HDF\">%s:/geometry/topology</DataItem>\n    </Topology>\n"
+            "    <Geometry GeometryType=\"XYZ\">\n"
+            "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:/geometry/position</DataItem>\n    </Geometry>\n",
+            t, g[1], g[2], file, g[0], file);
+    static const xdmf_attr cells[] = {{"kind", "Scalar", 1, "Int", 4},
+                                      {"body", "Scalar", 1, "Int", 4},
+                                      {"velocity", "Vector", 3, "Float", 8}};
+    for (size_t a = 0; a < sizeof cells / sizeof *cells; ++a) {
+        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Cell\">\n",
+                cells[a].name, cells[a].type);
+        if (cells[a].ncols > 1)
+            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", g[1], cells[a].ncols);
+        else
+            fprintf(f, "     <DataItem Dimensions=\"%lld\"", g[1]);
+        fprintf(f,
+                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/geometry/%s"
+                "</DataItem>\n    </Attribute>\n",
+                cells[a].ntype, cells[a].precision, file, cells[a].name);
+    }
+    fprintf(f, "   </Grid>\n");
+}
+
 gf_status gf_io_write_xdmf(const gf_output *o) {
     char path[GF_IO_PATH + 160], tmp[GF_IO_PATH + 170];
     snprintf(path, sizeof path, "%s/%s.xmf", o->directory, o->prefix);
@@ -1665,21 +1739,29 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
                                         {"id", "Scalar", 1, "Int", 8}};
     /* A temporal collection each: the bodies, and the member spheres of clumps (at the steps
      * that have any), so that each is a block of its own for glyphs of its own. */
-    int any_members = 0;
-    for (size_t s = 0; s < o->nsnap; ++s)
-        any_members |= o->snap_members[s] > 0;
-    for (int pass = 0; pass < 1 + any_members; ++pass) {
+    /* The geometry (walls, boxes, cylinders) follows, where there is any. */
+    int any[3] = {1, 0, 0};
+    for (size_t s = 0; s < o->nsnap; ++s) {
+        any[1] |= o->snap_members[s] > 0;
+        any[2] |= o->snap_geometry[s][1] > 0;
+    }
+    static const char *const collection[3] = {"particles", "clump_members", "geometry"};
+    for (int pass = 0; pass < 3; ++pass) {
+        if (!any[pass])
+            continue;
         fprintf(f, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-                pass == 0 ? "particles" : "clump_members");
+                collection[pass]);
         for (size_t s = 0; s < o->nsnap; ++s) {
             char file[6 * sizeof o->snap_file[0] + 1];
             xml_escape(o->snap_file[s], file, sizeof file);
             if (pass == 0)
                 xdmf_points(f, file, "particles", o->snap_count[s], o->snap_time[s], bodies,
                             sizeof bodies / sizeof *bodies);
-            else if (o->snap_members[s] > 0)
+            else if (pass == 1 && o->snap_members[s] > 0)
                 xdmf_points(f, file, "clump_members", o->snap_members[s], o->snap_time[s], members,
                             sizeof members / sizeof *members);
+            else if (pass == 2 && o->snap_geometry[s][1] > 0)
+                xdmf_geometry(f, file, o->snap_geometry[s], o->snap_time[s]);
         }
         fprintf(f, "  </Grid>\n");
     }
@@ -1692,7 +1774,7 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
 }
 
 static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n,
-                              long long members) {
+                              long long members, const long long geometry[3]) {
     /* The same file again (written anew) replaces its entry: each step is listed once. */
     if (o->nsnap > 0 && strcmp(o->snap_file[o->nsnap - 1], file) == 0)
         o->nsnap--;
@@ -1702,12 +1784,14 @@ static gf_status add_snapshot(gf_output *o, const char *file, double t, long lon
         GF_TRY(gf_grow((void **)&o->snap_time, cap, sizeof *o->snap_time));
         GF_TRY(gf_grow((void **)&o->snap_count, cap, sizeof *o->snap_count));
         GF_TRY(gf_grow((void **)&o->snap_members, cap, sizeof *o->snap_members));
+        GF_TRY(gf_grow((void **)&o->snap_geometry, cap, sizeof *o->snap_geometry));
         o->capsnap = cap;
     }
     snprintf(o->snap_file[o->nsnap], sizeof o->snap_file[0], "%s", file);
     o->snap_time[o->nsnap] = t;
     o->snap_count[o->nsnap] = n;
     o->snap_members[o->nsnap] = members;
+    memcpy(o->snap_geometry[o->nsnap], geometry, sizeof o->snap_geometry[0]);
     o->nsnap++;
     return GF_OK;
 }
@@ -1794,7 +1878,18 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
     /* Rank 0 keeps the list and writes the XDMF file. */
     gf_status st = GF_OK;
     if (!sim->par || sim->par->rank == 0) {
-        st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1]);
+        long long geometry[3] = {0, 0, 0};
+        gf_geometry_mesh m;
+        gf_geometry_mesh_init(&m);
+        st = gf_geometry_mesh_build(&sim->walls, sim->lo, sim->hi, &m);
+        if (st == GF_OK && m.ncells > 0) {
+            geometry[0] = (long long)m.npoints;
+            geometry[1] = (long long)m.ncells;
+            geometry[2] = (long long)m.nconn;
+        }
+        gf_geometry_mesh_free(&m);
+        if (st == GF_OK)
+            st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1], geometry);
         if (st == GF_OK)
             st = gf_io_write_xdmf(o);
     }
@@ -1889,7 +1984,7 @@ typedef struct {
     long step;
     char name[256];
     double time;
-    long long count, members;
+    long long count, members, geometry[3];
 } listed_snapshot;
 
 static int cmp_listed(const void *a, const void *b) {
@@ -1899,7 +1994,28 @@ static int cmp_listed(const void *a, const void *b) {
 
 /* Time and particle count of a snapshot (serial HDF5, rank 0); 0 if it is a readable granflow
  * snapshot. */
-static int snapshot_info(const char *path, double *t, long long *count, long long *members) {
+/* The first extent of dataset `name`, 0 if it is absent; -1 if it is not a dataset of one. */
+static long long extent_of(hid_t f, const char *group, const char *name) {
+    if (H5Lexists(f, group, H5P_DEFAULT) <= 0)
+        return 0;
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", group, name);
+    hid_t d = H5Dopen(f, path, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t dim[2] = {0, 0};
+    long long n = -1;
+    if (sp >= 0 && H5Sget_simple_extent_ndims(sp) >= 1 &&
+        H5Sget_simple_extent_dims(sp, dim, NULL) >= 0)
+        n = (long long)dim[0];
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    return n;
+}
+
+static int snapshot_info(const char *path, double *t, long long *count, long long *members,
+                         long long geometry[3]) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return -1;
@@ -1929,21 +2045,13 @@ static int snapshot_info(const char *path, double *t, long long *count, long lon
         if (ac >= 0)
             H5Aclose(ac);
     }
-    /* The member spheres of clumps: the extent of their radii, none without the group. */
-    *members = 0;
-    if (rc == 0 && H5Lexists(f, "clump_members", H5P_DEFAULT) > 0) {
-        hid_t d = H5Dopen(f, "clump_members/radius", H5P_DEFAULT);
-        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-        hsize_t dim = 0;
-        if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
-            H5Sget_simple_extent_dims(sp, &dim, NULL) < 0)
-            rc = -1;
-        *members = (long long)dim;
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (d >= 0)
-            H5Dclose(d);
-    }
+    /* The member spheres of clumps and the geometry mesh: their extents, 0 without them. */
+    *members = rc == 0 ? extent_of(f, "clump_members", "radius") : 0;
+    geometry[0] = rc == 0 ? extent_of(f, "geometry", "position") : 0;
+    geometry[1] = rc == 0 ? extent_of(f, "geometry", "kind") : 0;
+    geometry[2] = rc == 0 ? extent_of(f, "geometry", "topology") : 0;
+    if (*members < 0 || geometry[0] < 0 || geometry[1] < 0 || geometry[2] < 0)
+        rc = -1;
     H5Fclose(f);
     return rc;
 }
@@ -1975,7 +2083,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
         listed_snapshot *l = &list[n];
         l->step = s;
         snprintf(l->name, sizeof l->name, "%s", e->d_name);
-        if (snapshot_info(path, &l->time, &l->count, &l->members) == 0)
+        if (snapshot_info(path, &l->time, &l->count, &l->members, l->geometry) == 0)
             n++;
         else
             gf_log_warn("%s is not a readable granflow snapshot: left out of %s.xmf", path,
@@ -1985,7 +2093,8 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
     if (n > 1)
         qsort(list, n, sizeof *list, cmp_listed);
     for (size_t k = 0; k < n && st == GF_OK; ++k)
-        st = add_snapshot(o, list[k].name, list[k].time, list[k].count, list[k].members);
+        st = add_snapshot(o, list[k].name, list[k].time, list[k].count, list[k].members,
+                          list[k].geometry);
     free(list);
     char xmf[GF_IO_PATH + 160];
     snprintf(xmf, sizeof xmf, "%s/%s.xmf", o->directory, o->prefix);

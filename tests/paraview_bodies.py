@@ -37,7 +37,14 @@ for name, make in (("Xdmf3", lambda: Xdmf3ReaderT(FileName=[xmf])),
     reader = make()
     tv = reader.TimestepValues
     t = tv[-1] if isinstance(tv, (list, tuple)) or hasattr(tv, "__len__") else tv
-    glyphs[name] = {k: points(v, t) for k, v in gf_bodies.build(reader).items()}
+    built = gf_bodies.build(reader)
+    glyphs[name] = {k: points(v, t) for k, v in built.items() if k != "geometry"}
+    # The geometry block: the box walls' polygons span the domain exactly.
+    geo = built["geometry"]
+    geo.UpdatePipeline(t)
+    info = geo.GetDataInformation()
+    glyphs[name]["geometry_bounds"] = info.GetBounds()
+    glyphs[name]["geometry_cells"] = info.GetNumberOfCells()
 
 # h5py only now: it brings its own HDF5 library, which must not serve the XDMF readers
 import h5py  # noqa: E402
@@ -69,7 +76,15 @@ def extent(i):
 
 
 failures = []
+lo, hi = f.attrs["box_min"], f.attrs["box_max"]
+G = f["geometry"]
 for reader, out in glyphs.items():
+    b = out.pop("geometry_bounds")
+    ncells = out.pop("geometry_cells")
+    want = [v for d in range(3) for v in (lo[d], hi[d])]
+    print(f"{reader} geometry: {ncells} cells (file {len(G['kind'])}), bounds {b}")
+    if ncells != len(G["kind"]) or max(abs(x - y) for x, y in zip(b, want)) > 1e-9:
+        failures.append(f"{reader} geometry")
     for code, (name, _) in gf_bodies.KINDS.items():
         idx = np.where(shape == code)[0]
         pts = out[name]

@@ -29,6 +29,10 @@ SMALL_TYPES = {("i", 1): "Char", ("u", 1): "UChar"}
 # NodesPerElement).
 FIXED_NODES = {"Triangle": 3, "Quadrilateral": 4, "Tetrahedron": 4, "Pyramid": 5, "Wedge": 6,
                "Hexahedron": 8, "Edge_3": 3}
+# Mixed topology (XDMF 3): the cell codes with a fixed number of points; 1 polyvertex, 2 polyline
+# and 3 polygon give their number of points after the code.
+MIXED_NODES = {4: 3, 5: 4, 6: 4, 7: 5, 8: 6, 9: 8}
+MIXED_COUNTED = {1, 2, 3}
 # Columns of each AttributeType.
 COLUMNS = {"Scalar": 1, "Vector": 3, "Tensor": 9, "Tensor6": 6}
 
@@ -51,6 +55,31 @@ class Checker:
         self.dir = os.path.dirname(xmf)
         self.problems = []
         self.files = {}
+
+    def check_mixed(self, where, conn, ncells, npoints):
+        """Walks a mixed-topology stream: known cell codes, the stated number of cells, point
+        indices in range, nothing left over."""
+        k, cells = 0, 0
+        while k < conn.size:
+            code = int(conn[k])
+            if code in MIXED_COUNTED and k + 1 < conn.size:
+                n, k = int(conn[k + 1]), k + 2
+            elif code in MIXED_NODES:
+                n, k = MIXED_NODES[code], k + 1
+            else:
+                self.problem(where, "unknown mixed cell code %d at entry %d" % (code, k))
+                return
+            idx = conn[k:k + n]
+            if idx.size != n:
+                self.problem(where, "mixed cell %d is cut short" % cells)
+                return
+            if npoints is not None and n and (idx.min() < 0 or idx.max() >= npoints):
+                self.problem(where, "mixed cell %d indexes outside 0..%d" % (cells, npoints - 1))
+            k += n
+            cells += 1
+        if cells != ncells:
+            self.problem(where, "NumberOfElements %d, but the mixed topology holds %d cells" %
+                         (ncells, cells))
 
     def problem(self, where, msg):
         self.problems.append("%s: %s" % (where, msg))
@@ -143,6 +172,8 @@ class Checker:
             if item is None:
                 self.problem(where, "%s topology without connectivity (the XDMF 3 reader then "
                              "shows no cells)" % ttype)
+            elif conn is not None and ttype == "Mixed":
+                self.check_mixed(where, np.asarray(conn).ravel(), ncells, npoints)
             elif conn is not None:
                 conn = np.asarray(conn).ravel()
                 if conn.size != ncells * per:

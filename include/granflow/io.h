@@ -32,9 +32,10 @@ typedef struct {
     char (*snap_file)[256];
     double *snap_time;
     long long *snap_count;
-    long long *snap_members; /* member spheres of clumps in each */
-    double start;            /* wall time at the start of the run */
-    double step_time;        /* a running estimate of one step's wall time */
+    long long *snap_members;       /* member spheres of clumps in each */
+    long long (*snap_geometry)[3]; /* points, cells, connectivity of each one's geometry mesh */
+    double start;                  /* wall time at the start of the run */
+    double step_time;              /* a running estimate of one step's wall time */
     long last_check_step;
     long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;

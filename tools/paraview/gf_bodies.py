@@ -12,7 +12,8 @@ cylinder or sphere onto the body. The same by hand: open the .xmf (any XDMF read
 `shape` (0 sphere, 1 box, 2 capsule, 3 cylinder, 4 clump), Tensor Glyph with Tensors `axes`,
 Glyph Type Box (Cylinder, Sphere), Extract Eigenvalues off, Scale Factor 1. Clumps: the second
 block (`clump_members`: every member sphere with its `radius`), Glyph of type Sphere scaled by
-`radius` with Scale Factor 2 (the sphere source has radius 0.5).
+`radius` with Scale Factor 2 (the sphere source has radius 0.5). The walls (clipped to the box),
+boxes and cylinders are the `geometry` block, cells with their `kind`, `body` and `velocity`.
 """
 import argparse
 import sys
@@ -26,11 +27,31 @@ KINDS = {0: ("spheres", "Sphere"), 1: ("boxes", "Box"), 2: ("capsules", "Cylinde
          3: ("cylinders", "Cylinder")}
 
 
-def build(reader, view=None):
+def collections(xmf):
+    """The names of the .xmf file's top-level grids, in order (particles, clump_members when
+    there are clumps, geometry when there are walls or obstacles)."""
+    import xml.etree.ElementTree as ET
+    domain = ET.parse(xmf).getroot().find("Domain")
+    return [g.get("Name") for g in domain.findall("Grid")]
+
+
+def block(reader, names, name):
+    """The block of the grid `name`: the XDMF 3 readers leave the grids unnamed (Block<k>, in
+    file order), the legacy reader names them."""
+    sel = ["/Root/" + name]
+    if name in names:
+        sel.append("/Root/Block%d" % names.index(name))
+    return ExtractBlock(Input=reader, Selectors=sel)
+
+
+def build(reader, view=None, xmf=None):
     """Adds the glyph pipelines below `reader`; returns them by name."""
     out = {}
-    # The XDMF 3 readers leave the grids unnamed, the legacy reader names them.
-    bodies = ExtractBlock(Input=reader, Selectors=["/Root/Block0", "/Root/particles"])
+    if xmf is None:  # the reader's file: FileName (XDMF 3 readers) or FileNames (legacy)
+        files = reader.FileName if "FileName" in reader.ListProperties() else reader.FileNames
+        xmf = files[0]
+    names = collections(xmf)
+    bodies = block(reader, names, "particles")
     for code, (name, glyph) in KINDS.items():
         th = Threshold(Input=bodies, Scalars=["POINTS", "shape"],
                        LowerThreshold=code - 0.5, UpperThreshold=code + 0.5)
@@ -41,12 +62,16 @@ def build(reader, view=None):
         tg.ScaleFactor = 1.0
         RenameSource(name, tg)
         out[name] = tg
-    members = ExtractBlock(Input=reader, Selectors=["/Root/Block1", "/Root/clump_members"])
+    members = block(reader, names, "clump_members")
     spheres = Glyph(Input=members, GlyphType="Sphere", ScaleArray=["POINTS", "radius"],
                     OrientationArray=["POINTS", "No orientation array"], ScaleFactor=2.0,
                     GlyphMode="All Points")
     RenameSource("clumps", spheres)
     out["clumps"] = spheres
+    # Walls (clipped to the box), boxes and cylinders as surfaces.
+    geometry = block(reader, names, "geometry")
+    RenameSource("geometry", geometry)
+    out["geometry"] = geometry
     if view is not None:
         for src in out.values():
             Show(src, view)
