@@ -14,6 +14,7 @@
             DO((c)->o[k_]);                                                                        \
             DO((c)->r1[k_]);                                                                       \
             DO((c)->r2[k_]);                                                                       \
+            DO((c)->cp[k_]);                                                                       \
             DO((c)->lambda[k_]);                                                                   \
         }                                                                                          \
         DO((c)->gap);                                                                              \
@@ -79,6 +80,7 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
         c->o[d][j] = o[d];
         c->r1[d][j] = point[d] - c1[d];
         c->r2[d][j] = c2 ? point[d] - c2[d] : point[d];
+        c->cp[d][j] = point[d];
         c->lambda[d][j] = 0.0;
     }
     c->gap[j] = gap;

@@ -78,6 +78,7 @@ void gf_output_free(gf_output *o) {
     free(o->snap_count);
     free(o->snap_members);
     free(o->snap_geometry);
+    free(o->snap_contacts);
     memset(o, 0, sizeof *o);
 }
 
@@ -753,7 +754,7 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
     h5_local(f, row_range(sim, n, &offset, &global));
     size_t na = f->counting ? 0 : n;
     int64_t *ids = gf_malloc(2 * na + 1, sizeof *ids);
-    double *buf = gf_malloc(3 * na + 1, sizeof *buf);
+    double *buf = gf_malloc(6 * na + 1, sizeof *buf);
     if (!ids || !buf)
         h5_local(f, gf_error_status());
     hid_t g = -1;
@@ -789,6 +790,23 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
                 buf[3 * j + d] = c->n[d][j];
     dset_write(f, g, "normal", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "1",
                "unit normal, from the second body towards the first");
+    /* Force chains: a line per contact between the two bodies' centres as they stood at
+     * detection (the contact point less each lever arm; the arrays have been redistributed
+     * since), or to the contact point on a wall or obstacle; two points per contact. */
+    if (packing(f))
+        for (size_t j = 0; j < n; ++j)
+            for (int d = 0; d < 3; ++d) {
+                buf[6 * j + d] = c->cp[d][j] - c->r1[d][j];
+                buf[6 * j + 3 + d] = c->cp[d][j] - (c->i2[j] >= 0 ? c->r2[d][j] : 0.0);
+            }
+    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, 2 * n, 2 * off, 2 * N, buf, "m",
+               "ends of each contact's line: the two bodies' centres at detection (the second "
+               "end on a wall or obstacle: the contact point)");
+    if (packing(f))
+        for (size_t j = 0; j < 2 * n; ++j)
+            ids[j] = (int64_t)(2 * off + j);
+    dset_write(f, g, "vertex", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
+               "the connectivity of each contact's line (XDMF)");
     if (g >= 0)
         H5Gclose(g);
     free(ids);
@@ -804,7 +822,7 @@ static void write_warmstart(h5file *f, const gf_sim *sim) {
     h5_local(f, row_range(sim, n, &offset, &global));
     size_t na = f->counting ? 0 : n;
     int64_t *ids = gf_malloc(2 * na + 1, sizeof *ids);
-    double *buf = gf_malloc(3 * na + 1, sizeof *buf);
+    double *buf = gf_malloc(6 * na + 1, sizeof *buf);
     if (!ids || !buf)
         h5_local(f, gf_error_status());
     hid_t g = -1;
@@ -1720,6 +1738,36 @@ static void xdmf_geometry(FILE *f, const char *file, const long long g[3], doubl
     fprintf(f, "   </Grid>\n");
 }
 
+/* One snapshot's contacts as lines (force chains) with their impulses as cell attributes. */
+static void xdmf_contacts(FILE *f, const char *file, long long c, double t) {
+    fprintf(f,
+            "   <Grid Name=\"contacts\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\" />\n"
+            "    <Topology TopologyType=\"Polyline\" NumberOfElements=\"%lld\" "
+            "NodesPerElement=\"2\">\n     <DataItem Dimensions=\"%lld 2\" NumberType=\"Int\" "
+            "Precision=\"8\" Format=\"HDF\">%s:/contacts/vertex</DataItem>\n    </Topology>\n"
+            "    <Geometry GeometryType=\"XYZ\">\n"
+            "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:/contacts/position</DataItem>\n    </Geometry>\n",
+            t, c, c, file, 2 * c, file);
+    static const xdmf_attr cells[] = {{"normal_impulse", "Scalar", 1, "Float", 8},
+                                      {"tangential_impulse", "Vector", 3, "Float", 8},
+                                      {"normal", "Vector", 3, "Float", 8},
+                                      {"gap", "Scalar", 1, "Float", 8}};
+    for (size_t a = 0; a < sizeof cells / sizeof *cells; ++a) {
+        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Cell\">\n",
+                cells[a].name, cells[a].type);
+        if (cells[a].ncols > 1)
+            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", c, cells[a].ncols);
+        else
+            fprintf(f, "     <DataItem Dimensions=\"%lld\"", c);
+        fprintf(f,
+                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/contacts/%s"
+                "</DataItem>\n    </Attribute>\n",
+                cells[a].ntype, cells[a].precision, file, cells[a].name);
+    }
+    fprintf(f, "   </Grid>\n");
+}
+
 gf_status gf_io_write_xdmf(const gf_output *o) {
     char path[GF_IO_PATH + 160], tmp[GF_IO_PATH + 170];
     snprintf(path, sizeof path, "%s/%s.xmf", o->directory, o->prefix);
@@ -1740,13 +1788,14 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
     /* A temporal collection each: the bodies, and the member spheres of clumps (at the steps
      * that have any), so that each is a block of its own for glyphs of its own. */
     /* The geometry (walls, boxes, cylinders) follows, where there is any. */
-    int any[3] = {1, 0, 0};
+    int any[4] = {1, 0, 0, 0};
     for (size_t s = 0; s < o->nsnap; ++s) {
         any[1] |= o->snap_members[s] > 0;
         any[2] |= o->snap_geometry[s][1] > 0;
+        any[3] |= o->snap_contacts[s] > 0;
     }
-    static const char *const collection[3] = {"particles", "clump_members", "geometry"};
-    for (int pass = 0; pass < 3; ++pass) {
+    static const char *const collection[4] = {"particles", "clump_members", "geometry", "contacts"};
+    for (int pass = 0; pass < 4; ++pass) {
         if (!any[pass])
             continue;
         fprintf(f, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
@@ -1762,6 +1811,8 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
                             sizeof members / sizeof *members);
             else if (pass == 2 && o->snap_geometry[s][1] > 0)
                 xdmf_geometry(f, file, o->snap_geometry[s], o->snap_time[s]);
+            else if (pass == 3 && o->snap_contacts[s] > 0)
+                xdmf_contacts(f, file, o->snap_contacts[s], o->snap_time[s]);
         }
         fprintf(f, "  </Grid>\n");
     }
@@ -1774,7 +1825,7 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
 }
 
 static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n,
-                              long long members, const long long geometry[3]) {
+                              long long members, const long long geometry[3], long long contacts) {
     /* The same file again (written anew) replaces its entry: each step is listed once. */
     if (o->nsnap > 0 && strcmp(o->snap_file[o->nsnap - 1], file) == 0)
         o->nsnap--;
@@ -1785,6 +1836,7 @@ static gf_status add_snapshot(gf_output *o, const char *file, double t, long lon
         GF_TRY(gf_grow((void **)&o->snap_count, cap, sizeof *o->snap_count));
         GF_TRY(gf_grow((void **)&o->snap_members, cap, sizeof *o->snap_members));
         GF_TRY(gf_grow((void **)&o->snap_geometry, cap, sizeof *o->snap_geometry));
+        GF_TRY(gf_grow((void **)&o->snap_contacts, cap, sizeof *o->snap_contacts));
         o->capsnap = cap;
     }
     snprintf(o->snap_file[o->nsnap], sizeof o->snap_file[0], "%s", file);
@@ -1792,6 +1844,7 @@ static gf_status add_snapshot(gf_output *o, const char *file, double t, long lon
     o->snap_count[o->nsnap] = n;
     o->snap_members[o->nsnap] = members;
     memcpy(o->snap_geometry[o->nsnap], geometry, sizeof o->snap_geometry[0]);
+    o->snap_contacts[o->nsnap] = contacts;
     o->nsnap++;
     return GF_OK;
 }
@@ -1872,9 +1925,10 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
     snapshot_name(o, sim->step, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", o->directory, name);
     GF_TRY(gf_io_write_snapshot(o, sim, path));
-    int64_t n[2] = {(int64_t)sim->particles.n_local, (int64_t)clump_member_count(&sim->particles)};
+    int64_t n[3] = {(int64_t)sim->particles.n_local, (int64_t)clump_member_count(&sim->particles),
+                    o->contacts ? (int64_t)sim->contacts.count : 0};
     if (sim->par)
-        GF_TRY(gf_par_allreduce_i64(sim->par, n, 2, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_i64(sim->par, n, 3, GF_PAR_SUM));
     /* Rank 0 keeps the list and writes the XDMF file. */
     gf_status st = GF_OK;
     if (!sim->par || sim->par->rank == 0) {
@@ -1889,7 +1943,8 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
         }
         gf_geometry_mesh_free(&m);
         if (st == GF_OK)
-            st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1], geometry);
+            st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1], geometry,
+                              (long long)n[2]);
         if (st == GF_OK)
             st = gf_io_write_xdmf(o);
     }
@@ -1984,7 +2039,7 @@ typedef struct {
     long step;
     char name[256];
     double time;
-    long long count, members, geometry[3];
+    long long count, members, geometry[3], contacts;
 } listed_snapshot;
 
 static int cmp_listed(const void *a, const void *b) {
@@ -2015,7 +2070,7 @@ static long long extent_of(hid_t f, const char *group, const char *name) {
 }
 
 static int snapshot_info(const char *path, double *t, long long *count, long long *members,
-                         long long geometry[3]) {
+                         long long geometry[3], long long *contacts) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return -1;
@@ -2050,7 +2105,10 @@ static int snapshot_info(const char *path, double *t, long long *count, long lon
     geometry[0] = rc == 0 ? extent_of(f, "geometry", "position") : 0;
     geometry[1] = rc == 0 ? extent_of(f, "geometry", "kind") : 0;
     geometry[2] = rc == 0 ? extent_of(f, "geometry", "topology") : 0;
-    if (*members < 0 || geometry[0] < 0 || geometry[1] < 0 || geometry[2] < 0)
+    /* Contacts as lines only where the file has their ends (not before this version). */
+    *contacts =
+        rc == 0 && extent_of(f, "contacts", "position") > 0 ? extent_of(f, "contacts", "gap") : 0;
+    if (*members < 0 || geometry[0] < 0 || geometry[1] < 0 || geometry[2] < 0 || *contacts < 0)
         rc = -1;
     H5Fclose(f);
     return rc;
@@ -2083,7 +2141,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
         listed_snapshot *l = &list[n];
         l->step = s;
         snprintf(l->name, sizeof l->name, "%s", e->d_name);
-        if (snapshot_info(path, &l->time, &l->count, &l->members, l->geometry) == 0)
+        if (snapshot_info(path, &l->time, &l->count, &l->members, l->geometry, &l->contacts) == 0)
             n++;
         else
             gf_log_warn("%s is not a readable granflow snapshot: left out of %s.xmf", path,
@@ -2094,7 +2152,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
         qsort(list, n, sizeof *list, cmp_listed);
     for (size_t k = 0; k < n && st == GF_OK; ++k)
         st = add_snapshot(o, list[k].name, list[k].time, list[k].count, list[k].members,
-                          list[k].geometry);
+                          list[k].geometry, list[k].contacts);
     free(list);
     char xmf[GF_IO_PATH + 160];
     snprintf(xmf, sizeof xmf, "%s/%s.xmf", o->directory, o->prefix);

@@ -38,7 +38,7 @@ for name, make in (("Xdmf3", lambda: Xdmf3ReaderT(FileName=[xmf])),
     tv = reader.TimestepValues
     t = tv[-1] if isinstance(tv, (list, tuple)) or hasattr(tv, "__len__") else tv
     built = gf_bodies.build(reader)
-    glyphs[name] = {k: points(v, t) for k, v in built.items() if k != "geometry"}
+    glyphs[name] = {k: points(v, t) for k, v in built.items() if k not in ("geometry", "contacts")}
     # The geometry block: the box walls' polygons span the domain exactly.
     geo = built["geometry"]
     geo.UpdatePipeline(t)

@@ -214,6 +214,15 @@ static void test_contact_impulse_vectors(void **state) {
     assert_int_equal(read_doubles(f, "/contacts/normal_impulse", ln, 4), 1);
     assert_int_equal(read_doubles(f, "/contacts/tangential_impulse", lt, 12), 3);
     assert_int_equal(read_doubles(f, "/contacts/normal", n, 12), 3);
+    /* Its line (force chain): from the sphere's centre at detection (where it started) to the
+     * contact point on the floor below it. */
+    double ends[12];
+    assert_int_equal(read_doubles(f, "/contacts/position", ends, 12), 6);
+    for (int d = 0; d < 3; ++d)
+        GF_ASSERT_NEAR(ends[d], x0[d], 1e-15);
+    GF_ASSERT_NEAR(ends[3], x0[0], 1e-15);
+    GF_ASSERT_NEAR(ends[4], x0[1], 1e-15);
+    GF_ASSERT_NEAR(ends[5], 0.0, 1e-15);
     /* The material table: the one material, its density and friction. */
     double dens[2], fr[4];
     assert_int_equal(read_doubles(f, "/materials/density", dens, 2), 1);

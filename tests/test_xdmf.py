@@ -281,11 +281,48 @@ class XdmfTest(unittest.TestCase):
     def setUpClass(cls):
         cls.runs = gr.Runs()
         cls.addClassCleanup(cls.runs.close)  # also when a run fails
-        # Spheres with contacts on 2 ranks (Output.contacts), and every shape with clumps.
+        # Touching spheres with contacts on 2 ranks (Output.contacts: their lines), and every
+        # shape with clumps.
         cls.demo = cls.runs.run("demo_np2", "demo.cfg", 2, "-Time.steps=20",
-                                "-Output.snapshot_every=10", "-Output.contacts=true")
+                                "-Output.snapshot_every=10", "-Output.contacts=true",
+                                "-Lattice.spacing=0.008")
         cls.mixed = cls.runs.run("mixed_np1", "mixed-pour.cfg", 1, "-Time.steps=20",
                                  "-Output.snapshot_every=10")
+
+    def test_contacts_as_lines(self):
+        """With Output.contacts each snapshot after the first step lists its contacts as a grid
+        of line cells whose ends are the two bodies' centres (a wall's contact point), the second
+        as the contact placed it at detection."""
+        root = ET.parse(os.path.join(self.demo, "run.xmf")).getroot()
+        grids = {g.get("Name"): g for g in root.find("Domain").findall("Grid")}
+        self.assertIn("contacts", grids)
+        steps = grids["contacts"].findall("Grid")
+        self.assertEqual(len(steps), 2)  # steps 10 and 20; none at step 0
+        for g in steps:
+            item = g.find("Geometry").find("DataItem")
+            fname, path = item.text.strip().split(":")
+            with h5py.File(os.path.join(self.demo, fname), "r") as f:
+                ends = f["contacts/position"][()]
+                pair = f["contacts/pair"][()]
+                ids, x = f["particles/id"][()], f["particles/position"][()]
+                r, v = f["particles/radius"][()], f["particles/velocity"][()]
+                dt = f.attrs["dt"]
+                at = {int(i): k for k, i in enumerate(ids)}
+                self.assertEqual(ends.shape, (2 * len(pair), 3))
+                self.assertGreater(len(pair), 0)
+                for j, (a, b) in enumerate(pair):
+                    # The centres as they stood at detection, before the step moved them: off
+                    # by at most the step's motion.
+                    ka = at[int(a)]
+                    slack = 1.01 * dt * np.linalg.norm(v[ka]) + 1e-12
+                    self.assertLessEqual(np.linalg.norm(ends[2 * j] - x[ka]), slack)
+                    if b >= 0:
+                        kb = at[int(b)]
+                        slack_b = 1.01 * dt * np.linalg.norm(v[kb]) + 1e-12
+                        self.assertLessEqual(np.linalg.norm(ends[2 * j + 1] - x[kb]), slack_b)
+                    else:  # a wall: the contact point, within the body's reach
+                        self.assertLessEqual(np.linalg.norm(ends[2 * j + 1] - ends[2 * j]),
+                                             r[ka] * (1 + 1e-9) + 0.01)
 
     def test_runs_agree_with_their_snapshots(self):
         for d in (self.demo, self.mixed):

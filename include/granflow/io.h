@@ -34,6 +34,7 @@ typedef struct {
     long long *snap_count;
     long long *snap_members;       /* member spheres of clumps in each */
     long long (*snap_geometry)[3]; /* points, cells, connectivity of each one's geometry mesh */
+    long long *snap_contacts;      /* contacts written as lines in each (Output.contacts) */
     double start;                  /* wall time at the start of the run */
     double step_time;              /* a running estimate of one step's wall time */
     long last_check_step;

@@ -13,7 +13,9 @@ cylinder or sphere onto the body. The same by hand: open the .xmf (any XDMF read
 Glyph Type Box (Cylinder, Sphere), Extract Eigenvalues off, Scale Factor 1. Clumps: the second
 block (`clump_members`: every member sphere with its `radius`), Glyph of type Sphere scaled by
 `radius` with Scale Factor 2 (the sphere source has radius 0.5). The walls (clipped to the box),
-boxes and cylinders are the `geometry` block, cells with their `kind`, `body` and `velocity`.
+boxes and cylinders are the `geometry` block, cells with their `kind`, `body` and `velocity`;
+with Output.contacts the `contacts` block holds a line per contact (force chains) with its
+`normal_impulse`, `tangential_impulse`, `normal` and `gap` (colour by `normal_impulse`).
 """
 import argparse
 import sys
@@ -72,6 +74,11 @@ def build(reader, view=None, xmf=None):
     geometry = block(reader, names, "geometry")
     RenameSource("geometry", geometry)
     out["geometry"] = geometry
+    # With Output.contacts: the force chains, a line per contact with its impulses.
+    if "contacts" in names:
+        chains = block(reader, names, "contacts")
+        RenameSource("force chains", chains)
+        out["contacts"] = chains
     if view is not None:
         for src in out.values():
             Show(src, view)
