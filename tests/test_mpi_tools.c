@@ -12,6 +12,7 @@
 #include "granflow/io.h"
 #include "granflow/sim.h"
 #include "granflow/stats.h"
+#include "lib/analysis.h"
 #include "lib/plot.h"
 #include "test_png.h"
 
@@ -228,6 +229,20 @@ static void test_velfield_png(void **state) {
 
 /* --- g(r) of a lattice through periodic boundaries ------------------------------------------- */
 
+/* The g column (and r / d) of PREFIX.csv. */
+static void read_rdf(const char *prefix, double *g, double *r, int bins) {
+    FILE *f = open_csv(prefix, "gf-rdf", "r_over_d,g");
+    char line[1024];
+    int b = 0;
+    while (fgets(line, sizeof line, f) && b < bins) {
+        char *c = line;
+        r[b] = csv_field(&c);
+        g[b++] = csv_field(&c);
+    }
+    fclose(f);
+    assert_int_equal(b, bins);
+}
+
 /* 8 x 8 x 8 spheres of diameter d = 5 mm on a simple-cubic lattice of spacing 2d filling a box
  * periodic along all axes: with the minimum image every centre has exactly 6, 12, 8, 6, 24 and
  * 24 neighbours at 1, sqrt 2, sqrt 3, 2, sqrt 5 and sqrt 6 spacings. */
@@ -284,6 +299,39 @@ static void test_rdf_lattice(void **state) {
     char png[600];
     snprintf(png, sizeof png, "%s.png", prefix);
     free(gf_test_read_png(png, 800, 500));
+    static double g1[BINS], g2[BINS], ge[BINS], gp[BINS], rr[BINS];
+    read_rdf(prefix, g1, rr, BINS);
+
+    /* Without --region the whole box; two snapshots are averaged (the same one twice: the same
+     * g, not twice it). */
+    snprintf(args, sizeof args, "-o %s --rmax 5 --bins %d %s %s", prefix, BINS, snap, snap);
+    tool_ok(GF_RDF, args, "1024 centres in 2 snapshots");
+    fclose(open_csv(prefix, "[0, 0.08] x [0, 0.08] x [0, 0.08] m over 2 snapshots", "r_over_d,g"));
+    read_rdf(prefix, g2, rr, BINS);
+    for (int k = 0; k < BINS; ++k)
+        GF_ASSERT_NEAR(g2[k], g1[k], 1e-5 * fabs(g1[k]));
+
+    /* The paper's plain normalisation in a region short of the periodic length (no minimum
+     * image): the edge-corrected g times the share f(r) of shells inside the region. */
+    for (int plain = 0; plain < 2; ++plain) {
+        snprintf(args, sizeof args,
+                 "-o %s --region 0 0.04 0 0.04 0 0.04 --rmax 5 --bins %d --normalisation %s %s",
+                 prefix, BINS, plain ? "plain" : "edge", snap);
+        tool_ok(GF_RDF, args, "64 centres");
+        fclose(open_csv(prefix, plain ? "plain normalisation" : "edge-corrected", "r_over_d,g"));
+        read_rdf(prefix, plain ? gp : ge, rr, BINS);
+    }
+    const double len[3] = {0.04, 0.04, 0.04};
+    const int none[3] = {0, 0, 0};
+    int compared = 0;
+    for (int k = 0; k < BINS; ++k)
+        if (ge[k] > 0) {
+            GF_ASSERT_NEAR(gp[k], ge[k] * gf_rdf_edge_factor(rr[k] * 0.005, len, none),
+                           2e-5 * ge[k]);
+            compared++;
+        }
+    assert_true(compared >= 5);
+    expect_failure(GF_RDF, "--normalisation paper x.h5", "--normalisation expects edge or plain");
 }
 
 /* --- statistics of snapshots and runs -------------------------------------------------------- */

@@ -93,7 +93,7 @@ double gf_rdf_edge_factor(double r, const double len[3], const int periodic[3]) 
 }
 
 int gf_rdf(size_t n, const double *x, const double lo[3], const double hi[3], const int periodic[3],
-           double rmax, int nbins, double *r_mid, double *g) {
+           double rmax, int nbins, int edge_correct, double *r_mid, double *g) {
     double len[3], vol = 1.0;
     int nc[3];
     for (int k = 0; k < 3; ++k) {
@@ -184,7 +184,7 @@ int gf_rdf(size_t n, const double *x, const double lo[3], const double hi[3], co
         double r0 = b * dr, r1 = (b + 1) * dr;
         r_mid[b] = 0.5 * (r0 + r1);
         double shell = 4.0 / 3.0 * M_PI * (r1 * r1 * r1 - r0 * r0 * r0);
-        double f = gf_rdf_edge_factor(r_mid[b], len, periodic);
+        double f = edge_correct ? gf_rdf_edge_factor(r_mid[b], len, periodic) : 1.0;
         g[b] = (n > 0 && f > 0) ? hist[b] / ((double)n * rho * shell * f) : NAN;
     }
     free(hist);

@@ -30,9 +30,10 @@ void gf_field_result(const gf_field *f, int snapshots, double *vx, double *vy, d
  * g[b] = pairs in shell b / (n rho V_shell f(r)), with rho = n / V and f(r) the mean fraction of
  * a shell of radius r around a point of the box that lies in the box (exact for a box, computed
  * by quadrature over directions), so an ideal gas gives g = 1 up to noise, also near the walls.
- * r_mid gets the bin centres. Returns 0 on success. */
+ * With edge_correct 0, f = 1: the plain normalisation of the paper, which falls below 1 with r
+ * as shells leave the region. r_mid gets the bin centres. Returns 0 on success. */
 int gf_rdf(size_t n, const double *x, const double lo[3], const double hi[3], const int periodic[3],
-           double rmax, int nbins, double *r_mid, double *g);
+           double rmax, int nbins, int edge_correct, double *r_mid, double *g);
 
 /* The edge-correction factor f(r) used by gf_rdf. */
 double gf_rdf_edge_factor(double r, const double len[3], const int periodic[3]);
