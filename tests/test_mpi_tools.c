@@ -225,6 +225,27 @@ static void test_velfield_png(void **state) {
             }
         free(rgb);
     }
+    /* A shared colour range (two runs on one scale): with --vmax twice the peak every cell
+     * takes the colour of half its share; with --vmin above a cell's speed, the bottom colour. */
+    snprintf(args, sizeof args, "-o %s --vmin 0.25 --vmax %.17g --wmax 1e3 %s", prefix, 2 * vmax,
+             s1);
+    tool_ok(GF_VELFIELD, args, "150 x 65 cells");
+    snprintf(png, sizeof png, "%s_velocity.png", prefix);
+    uint8_t *rgb = gf_test_read_png(png, 810, 360);
+    for (int64_t k = 0; k < 4 * FNX * FNY; k += 37) {
+        double x[3], v[3], om[3];
+        field_particle(k, x);
+        field_at(x[0], x[1], 1.0, v, om);
+        int i = (int)(x[0] / 0.001), j = (int)(x[1] / 0.001);
+        uint8_t want[3] = {200, 200, 200};
+        double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (!empty_cell((int)(k / 4 % FNX), (int)(k / 4 / FNX)))
+            gf_colormap((speed - 0.25) / (2 * vmax - 0.25), want);
+        gf_test_expect_pixel(rgb, 810, GF_HEATMAP_LEFT + 4 * i + 2,
+                             GF_HEATMAP_TOP + 4 * (64 - j) + 2, want);
+    }
+    free(rgb);
+    expect_failure(GF_VELFIELD, "--vmin 2 --vmax 1 x.h5", "maximum above its minimum");
 }
 
 /* --- g(r) of a lattice through periodic boundaries ------------------------------------------- */

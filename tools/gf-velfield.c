@@ -5,6 +5,8 @@
  *                   PREFIX_angular.png
  *     --nx N --ny N cells (default 150 x 65)
  *     --range X0 X1 Y0 Y1   binned region (default: the snapshot's box)
+ *     --vmin V --vmax V --wmin W --wmax W   colour ranges of the speed and the angular speed
+ *                   (default 0 .. the largest): the same for two runs shows them on one scale
  *
  * Several snapshots are averaged. Particles are read in chunks, so files need not fit in
  * memory. Per cell the CSV holds the mean velocity, its magnitude, the mean angular-velocity
@@ -26,10 +28,13 @@ static int add_chunk(void *ctx, const gf_chunk *c) {
 }
 
 static const char usage[] =
-    "usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] SNAPSHOT.h5 [...]\n"
+    "usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] [--vmin V]\n"
+    "                   [--vmax V] [--wmin W] [--wmax W] SNAPSHOT.h5 [...]\n"
     "  bins particles in the x-y plane, averaged over the snapshots; writes PREFIX.csv,\n"
     "  PREFIX_velocity.png and PREFIX_angular.png (default prefix velfield, 150 x 65 cells over\n"
-    "  the box; GF_CHUNK_ROWS sets the rows read at once)";
+    "  the box; GF_CHUNK_ROWS sets the rows read at once). The colour ranges of the speed (m/s)\n"
+    "  and the angular speed (rad/s) default to 0 .. the largest; give them to show two runs\n"
+    "  on one scale (values beyond take the end colours)";
 
 static int die(const char *msg) {
     fprintf(stderr, "gf-velfield: %s\n", msg);
@@ -40,6 +45,8 @@ int main(int argc, char **argv) {
     const char *prefix = "velfield";
     int nx = 150, ny = 65, have_range = 0;
     double range[4] = {0, 0, 0, 0};
+    /* The colour ranges: NAN for the data's own (0 .. the largest). */
+    double vlim[2] = {NAN, NAN}, wlim[2] = {NAN, NAN};
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; ++first) {
         const char *a = argv[first];
@@ -58,6 +65,14 @@ int main(int argc, char **argv) {
             if (gf_cli_numbers("gf-velfield", argc, argv, &first, 4, range))
                 return 1;
             have_range = 1;
+        } else if (!strcmp(a, "--vmin") || !strcmp(a, "--vmax") || !strcmp(a, "--wmin") ||
+                   !strcmp(a, "--wmax")) {
+            double *lim = !strcmp(a, "--vmin")   ? &vlim[0]
+                          : !strcmp(a, "--vmax") ? &vlim[1]
+                          : !strcmp(a, "--wmin") ? &wlim[0]
+                                                 : &wlim[1];
+            if (gf_cli_numbers("gf-velfield", argc, argv, &first, 1, lim))
+                return 1;
         } else {
             fprintf(stderr, "gf-velfield: unknown or incomplete option '%s'\n", a);
             return 1;
@@ -67,6 +82,9 @@ int main(int argc, char **argv) {
         return die(usage);
     if (nx < 1 || ny < 1 || nx > 100000 || ny > 100000)
         return die("--nx and --ny must be between 1 and 100000");
+    if ((!isnan(vlim[0]) && !isnan(vlim[1]) && !(vlim[1] > vlim[0])) ||
+        (!isnan(wlim[0]) && !isnan(wlim[1]) && !(wlim[1] > wlim[0])))
+        return die("a colour range needs its maximum above its minimum");
     gf_field f;
     int initialised = 0, nsnap = 0;
     char err[1200];
@@ -123,14 +141,19 @@ int main(int argc, char **argv) {
     fclose(out);
     /* Heat maps in cm, as the paper plots them. */
     double xr[2] = {range[0] * 100, range[1] * 100}, yr[2] = {range[2] * 100, range[3] * 100};
+    double v0 = isnan(vlim[0]) ? 0.0 : vlim[0], w0 = isnan(wlim[0]) ? 0.0 : wlim[0];
+    double v1 = isnan(vlim[1]) ? (vmax > v0 ? vmax : v0 + 1.0) : vlim[1];
+    double w1 = isnan(wlim[1]) ? (wmax > w0 ? wmax : w0 + 1.0) : wlim[1];
+    if (!(v1 > v0) || !(w1 > w0))
+        return die("a colour range needs its maximum above its minimum (the data's largest "
+                   "value is below the minimum given)");
     snprintf(path, sizeof path, "%s_velocity.png", prefix);
     if (gf_plot_heatmap(path, "mean velocity magnitude", "x (cm)", "y (cm)", "|v| (m/s)", vm, nx,
-                        ny, xr[0], xr[1], yr[0], yr[1], 0.0, vmax > 0 ? vmax : 1.0))
+                        ny, xr[0], xr[1], yr[0], yr[1], v0, v1))
         return die("cannot write the velocity PNG");
     snprintf(path, sizeof path, "%s_angular.png", prefix);
     if (gf_plot_heatmap(path, "mean angular velocity magnitude", "x (cm)", "y (cm)",
-                        "|omega| (rad/s)", wm, nx, ny, xr[0], xr[1], yr[0], yr[1], 0.0,
-                        wmax > 0 ? wmax : 1.0))
+                        "|omega| (rad/s)", wm, nx, ny, xr[0], xr[1], yr[0], yr[1], w0, w1))
         return die("cannot write the angular-velocity PNG");
     printf("%s.csv, %s_velocity.png, %s_angular.png: %d x %d cells from %d snapshot(s), "
            "peak mean speed %.4g m/s\n",
