@@ -1678,6 +1678,24 @@ typedef struct {
     int precision;
 } xdmf_attr;
 
+/* The attributes of a grid: datasets /group/name with `rows` rows, on its points ("Node") or
+ * cells ("Cell"). */
+static void xdmf_attributes(FILE *f, const char *file, const char *group, const char *center,
+                            long long rows, const xdmf_attr *attrs, size_t nattrs) {
+    for (size_t a = 0; a < nattrs; ++a) {
+        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">\n",
+                attrs[a].name, attrs[a].type, center);
+        if (attrs[a].ncols > 1)
+            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", rows, attrs[a].ncols);
+        else
+            fprintf(f, "     <DataItem Dimensions=\"%lld\"", rows);
+        fprintf(f,
+                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/%s/%s"
+                "</DataItem>\n    </Attribute>\n",
+                attrs[a].ntype, attrs[a].precision, file, group, attrs[a].name);
+    }
+}
+
 /* One snapshot's point grid over the datasets of `group`: one vertex cell per row (explicit
  * connectivity, which the XDMF 3 reader needs), the positions and the attributes. */
 static void xdmf_points(FILE *f, const char *file, const char *group, long long n, double t,
@@ -1694,18 +1712,7 @@ static void xdmf_points(FILE *f, const char *file, const char *group, long long 
             "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
             "Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
             n, file, group);
-    for (size_t a = 0; a < nattrs; ++a) {
-        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n",
-                attrs[a].name, attrs[a].type);
-        if (attrs[a].ncols > 1)
-            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", n, attrs[a].ncols);
-        else
-            fprintf(f, "     <DataItem Dimensions=\"%lld\"", n);
-        fprintf(f,
-                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/%s/%s"
-                "</DataItem>\n    </Attribute>\n",
-                attrs[a].ntype, attrs[a].precision, file, group, attrs[a].name);
-    }
+    xdmf_attributes(f, file, group, "Node", n, attrs, nattrs);
     fprintf(f, "   </Grid>\n");
 }
 
@@ -1723,18 +1730,7 @@ static void xdmf_geometry(FILE *f, const char *file, const long long g[3], doubl
     static const xdmf_attr cells[] = {{"kind", "Scalar", 1, "Int", 4},
                                       {"body", "Scalar", 1, "Int", 4},
                                       {"velocity", "Vector", 3, "Float", 8}};
-    for (size_t a = 0; a < sizeof cells / sizeof *cells; ++a) {
-        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Cell\">\n",
-                cells[a].name, cells[a].type);
-        if (cells[a].ncols > 1)
-            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", g[1], cells[a].ncols);
-        else
-            fprintf(f, "     <DataItem Dimensions=\"%lld\"", g[1]);
-        fprintf(f,
-                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/geometry/%s"
-                "</DataItem>\n    </Attribute>\n",
-                cells[a].ntype, cells[a].precision, file, cells[a].name);
-    }
+    xdmf_attributes(f, file, "geometry", "Cell", g[1], cells, sizeof cells / sizeof *cells);
     fprintf(f, "   </Grid>\n");
 }
 
@@ -1753,18 +1749,7 @@ static void xdmf_contacts(FILE *f, const char *file, long long c, double t) {
                                       {"tangential_impulse", "Vector", 3, "Float", 8},
                                       {"normal", "Vector", 3, "Float", 8},
                                       {"gap", "Scalar", 1, "Float", 8}};
-    for (size_t a = 0; a < sizeof cells / sizeof *cells; ++a) {
-        fprintf(f, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Cell\">\n",
-                cells[a].name, cells[a].type);
-        if (cells[a].ncols > 1)
-            fprintf(f, "     <DataItem Dimensions=\"%lld %d\"", c, cells[a].ncols);
-        else
-            fprintf(f, "     <DataItem Dimensions=\"%lld\"", c);
-        fprintf(f,
-                " NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:/contacts/%s"
-                "</DataItem>\n    </Attribute>\n",
-                cells[a].ntype, cells[a].precision, file, cells[a].name);
-    }
+    xdmf_attributes(f, file, "contacts", "Cell", c, cells, sizeof cells / sizeof *cells);
     fprintf(f, "   </Grid>\n");
 }
 
