@@ -58,12 +58,31 @@ static gf_status contacts_reserve(gf_contacts *c, size_t need) {
     return st;
 }
 
+/* A body of infinite mass and inertia (fixed or kinematic): between two of them, or one and the
+ * static geometry, no impulse can act (their Delassus block is zero), so there is no contact. */
+static inline int immovable(const gf_particles *p, size_t i) {
+    return p->inv_mass[i] == 0.0 && p->inv_inertia[0][i] == 0.0 && p->inv_inertia[1][i] == 0.0 &&
+           p->inv_inertia[2][i] == 0.0;
+}
+
+/* Whether any of the np particles has infinite mass: one streaming pass, so that runs without
+ * such bodies pay no per-contact check (it costs a cache miss per contact point). */
+static int any_immovable(const gf_particles *p, size_t np) {
+    int any = 0;
+    for (size_t i = 0; i < np; ++i)
+        any |= p->inv_mass[i] == 0.0;
+    return any;
+}
+
 /* Appends a contact with normal n (unit, from body 2 to body 1), the contact point and gap;
- * `k` numbers the points of one pair. */
+ * `k` numbers the points of one pair. Every contact is made here, so here the pairs of two
+ * bodies of infinite mass are left out (per contact, not per candidate pair of the search). */
 static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
                                      int32_t k, const double n[3], const double point[3],
                                      const double c1[3], const double c2[3], double gap,
                                      double mu) {
+    if (c->any_immovable && i2 >= 0 && immovable(p, (size_t)i1) && immovable(p, (size_t)i2))
+        return GF_OK;
     GF_TRY(contacts_reserve(c, c->count + 1));
     size_t j = c->count++;
     c->point[j] = k;
@@ -80,11 +99,13 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
         c->o[d][j] = o[d];
         c->r1[d][j] = point[d] - c1[d];
         c->r2[d][j] = c2 ? point[d] - c2[d] : point[d];
-        c->cp[d][j] = point[d];
         c->lambda[d][j] = 0.0;
     }
     c->gap[j] = gap;
     c->mu[j] = mu;
+    if (c->keep_points)
+        for (int d = 0; d < 3; ++d)
+            c->cp[d][j] = point[d];
     return GF_OK;
 }
 
@@ -177,18 +198,9 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
 static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                               size_t i, double margin, gf_contacts *out);
 
-/* A body of infinite mass and inertia (fixed or kinematic): between two of them, or one and the
- * static geometry, no impulse can act (their Delassus block is zero), so there is no contact. */
-static inline int immovable(const gf_particles *p, size_t i) {
-    return p->inv_mass[i] == 0.0 && p->inv_inertia[0][i] == 0.0 && p->inv_inertia[1][i] == 0.0 &&
-           p->inv_inertia[2][i] == 0.0;
-}
-
 /* Any pair of particles: the closed form for two spheres, the manifold otherwise. */
 static inline gf_status pair_contacts(const gf_particles *p, const gf_materials *m, size_t a,
                                       size_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
-    if (immovable(p, a) && immovable(p, b))
-        return GF_OK;
     if (p->shape[a] == GF_SHAPE_SPHERE && p->shape[b] == GF_SHAPE_SPHERE)
         return sphere_sphere(p, m, a, b, margin, out);
     return pair_general(p, m, a, b, margin, lc, out);
@@ -196,7 +208,7 @@ static inline gf_status pair_contacts(const gf_particles *p, const gf_materials 
 
 static gf_status wall_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                                size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
-    if (immovable(p, i))
+    if (out->any_immovable && immovable(p, i))
         return GF_OK;
     if (p->shape[i] == GF_SHAPE_SPHERE)
         return sphere_walls(p, w, m, i, margin, out);
@@ -356,6 +368,7 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     size_t np = p->n_local + p->n_ghost;
     if (np == 0)
         return GF_OK;
+    out->any_immovable = any_immovable(p, np);
     double rmax = 0.0;
     for (size_t i = 0; i < np; ++i)
         rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
@@ -399,6 +412,7 @@ gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, cons
                                   double margin, gf_contacts *out) {
     gf_contacts_clear(out);
     size_t np = p->n_local + p->n_ghost;
+    out->any_immovable = any_immovable(p, np);
     gf_linkcells scratch; /* only its point buffer */
     gf_linkcells_init(&scratch);
     gf_status st = GF_OK;

@@ -790,23 +790,26 @@ static void write_contacts(h5file *f, const gf_sim *sim) {
                 buf[3 * j + d] = c->n[d][j];
     dset_write(f, g, "normal", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "1",
                "unit normal, from the second body towards the first");
-    /* Force chains: a line per contact between the two bodies' centres as they stood at
-     * detection (the contact point less each lever arm; the arrays have been redistributed
-     * since), or to the contact point on a wall or obstacle; two points per contact. */
-    if (packing(f))
-        for (size_t j = 0; j < n; ++j)
-            for (int d = 0; d < 3; ++d) {
-                buf[6 * j + d] = c->cp[d][j] - c->r1[d][j];
-                buf[6 * j + 3 + d] = c->cp[d][j] - (c->i2[j] >= 0 ? c->r2[d][j] : 0.0);
-            }
-    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, 2 * n, 2 * off, 2 * N, buf, "m",
-               "ends of each contact's line: the two bodies' centres at detection (the second "
-               "end on a wall or obstacle: the contact point)");
-    if (packing(f))
-        for (size_t j = 0; j < 2 * n; ++j)
-            ids[j] = (int64_t)(2 * off + j);
-    dset_write(f, g, "vertex", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
-               "the connectivity of each contact's line (XDMF)");
+    /* Force chains, where detection kept the contact points (the output asks for them): a
+     * line per contact between the two bodies' centres as they stood at detection (the contact
+     * point less each lever arm; the arrays have been redistributed since), or to the contact
+     * point on a wall or obstacle; two points per contact. The same on every rank. */
+    if (c->keep_points) {
+        if (packing(f))
+            for (size_t j = 0; j < n; ++j)
+                for (int d = 0; d < 3; ++d) {
+                    buf[6 * j + d] = c->cp[d][j] - c->r1[d][j];
+                    buf[6 * j + 3 + d] = c->cp[d][j] - (c->i2[j] >= 0 ? c->r2[d][j] : 0.0);
+                }
+        dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, 2 * n, 2 * off, 2 * N, buf, "m",
+                   "ends of each contact's line: the two bodies' centres at detection (the second "
+                   "end on a wall or obstacle: the contact point)");
+        if (packing(f))
+            for (size_t j = 0; j < 2 * n; ++j)
+                ids[j] = (int64_t)(2 * off + j);
+        dset_write(f, g, "vertex", H5T_NATIVE_INT64, 2, n, off, N, ids, "1",
+                   "the connectivity of each contact's line (XDMF)");
+    }
     if (g >= 0)
         H5Gclose(g);
     free(ids);
@@ -1911,7 +1914,7 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
     snprintf(path, sizeof path, "%s/%s", o->directory, name);
     GF_TRY(gf_io_write_snapshot(o, sim, path));
     int64_t n[3] = {(int64_t)sim->particles.n_local, (int64_t)clump_member_count(&sim->particles),
-                    o->contacts ? (int64_t)sim->contacts.count : 0};
+                    o->contacts && sim->contacts.keep_points ? (int64_t)sim->contacts.count : 0};
     if (sim->par)
         GF_TRY(gf_par_allreduce_i64(sim->par, n, 3, GF_PAR_SUM));
     /* Rank 0 keeps the list and writes the XDMF file. */
@@ -1952,6 +1955,8 @@ static gf_status checkpoint(gf_output *o, gf_sim *sim) {
 }
 
 gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted) {
+    /* Contacts drawn as lines need their points from detection. */
+    sim->contacts.keep_points = o->contacts && o->snapshot_every > 0;
     if (restarted || o->snapshot_every <= 0 || sim->step != 0)
         return GF_OK;
     /* Before the run's clock starts: the phases of the summary add up to its total. */

@@ -261,17 +261,21 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
 static gf_status update_margin(gf_sim *sim) {
     const gf_particles *p = &sim->particles;
     double m[2] = {0.0, 0.0}; /* max speed, max radius */
+    double v2max = 0.0;       /* of spheres: squared, one root at the end */
     for (size_t i = 0; i < p->n_local; ++i) {
         double v2 = p->v[0][i] * p->v[0][i] + p->v[1][i] * p->v[1][i] + p->v[2][i] * p->v[2][i];
-        double s = sqrt(v2);
+        m[1] = p->radius[i] > m[1] ? p->radius[i] : m[1];
+        if (p->shape[i] == GF_SHAPE_SPHERE) {
+            v2max = v2 > v2max ? v2 : v2max;
+            continue;
+        }
         /* A spinning body's surface moves at up to |w| r beyond its centre (a sphere's surface
          * slides past its contacts instead). */
-        if (p->shape[i] != GF_SHAPE_SPHERE)
-            s += sqrt(p->w[0][i] * p->w[0][i] + p->w[1][i] * p->w[1][i] + p->w[2][i] * p->w[2][i]) *
-                 p->radius[i];
+        double w2 = p->w[0][i] * p->w[0][i] + p->w[1][i] * p->w[1][i] + p->w[2][i] * p->w[2][i];
+        double s = sqrt(v2) + sqrt(w2) * p->radius[i];
         m[0] = s > m[0] ? s : m[0];
-        m[1] = p->radius[i] > m[1] ? p->radius[i] : m[1];
     }
+    m[0] = fmax(m[0], sqrt(v2max));
     if (sim->par)
         GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
     double vwall = 0.0;

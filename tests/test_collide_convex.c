@@ -42,17 +42,6 @@ static void quat_axis(double ax, double ay, double az, double angle, double q[4]
     q[3] = az * s;
 }
 
-static void quat_mul(const double a[4], const double b[4], double out[4]) {
-    double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-    double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-    double y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-    double z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-    out[0] = w;
-    out[1] = x;
-    out[2] = y;
-    out[3] = z;
-}
-
 static void quat_random(uint64_t *st, double q[4]) {
     double l;
     do {
@@ -749,7 +738,7 @@ static void test_capsule_across_cap(void **state) {
     double qm[4], qx[4], q[4];
     quat_axis(0.2, 0.7, -0.4, 2.0, qm); /* a common rotation of the whole scene */
     quat_axis(0.0, 1.0, 0.0, 0.5 * M_PI, qx);
-    quat_mul(qm, qx, q);
+    gf_quat_mul(qm, qx, q);
     double ex[3] = {1.0, 0.0, 0.0}, ax[3], up[3], local_z[3] = {0.0, 0.0, 1.0};
     gf_quat_rotate(qm, ex, ax);
     gf_quat_rotate(qm, local_z, up);
@@ -907,7 +896,7 @@ static void test_rigid_motion_invariance(void **state) {
             gf_quat_rotate(qm, src[j]->p.x, dst[j]->p.x);
             for (int k = 0; k < 3; ++k)
                 dst[j]->p.x[k] += tm[k];
-            quat_mul(qm, src[j]->p.q, dst[j]->p.q);
+            gf_quat_mul(qm, src[j]->p.q, dst[j]->p.q);
         }
         gf_contact_point c1[GF_MANIFOLD_MAX], c2[GF_MANIFOLD_MAX];
         int n1 = collide(&a, &b, margin, c1), n2 = collide(&a2, &b2, margin, c2);

@@ -195,6 +195,7 @@ static void test_contact_impulse_vectors(void **state) {
         s.lo[d] = 0.0;
         s.hi[d] = 0.2;
     }
+    s.contacts.keep_points = 1; /* as gf_output_begin sets it for Output.contacts */
     gf_particle rec;
     gf_particle_make_sphere(&rec, 0, x0, r, rho, 0);
     rec.v[0] = 0.6;

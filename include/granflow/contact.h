@@ -23,7 +23,9 @@ typedef struct {
     int32_t *point;             /* which point of the pair's manifold (0 for spheres) */
     double *n[3], *t[3], *o[3]; /* contact frame */
     double *r1[3], *r2[3];      /* lever arms from the centres to the contact point */
-    double *cp[3];              /* the contact point at detection (world frame; for output) */
+    double *cp[3];              /* the contact point at detection (world frame), when kept */
+    int keep_points;            /* keep cp: the output draws contacts (a cost of detection) */
+    int any_immovable;          /* set by detection: bodies of infinite mass are present */
     double *gap;                /* signed distance, negative when penetrating */
     double *mu;
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
