@@ -73,12 +73,7 @@ gf_status gf_output_configure(gf_output *o, gf_config_block *root) {
 
 void gf_output_free(gf_output *o) {
     free(o->config_text);
-    free(o->snap_file);
-    free(o->snap_time);
-    free(o->snap_count);
-    free(o->snap_members);
-    free(o->snap_geometry);
-    free(o->snap_contacts);
+    free(o->snaps);
     memset(o, 0, sizeof *o);
 }
 
@@ -1778,9 +1773,9 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
     /* The geometry (walls, boxes, cylinders) follows, where there is any. */
     int any[4] = {1, 0, 0, 0};
     for (size_t s = 0; s < o->nsnap; ++s) {
-        any[1] |= o->snap_members[s] > 0;
-        any[2] |= o->snap_geometry[s][1] > 0;
-        any[3] |= o->snap_contacts[s] > 0;
+        any[1] |= o->snaps[s].members > 0;
+        any[2] |= o->snaps[s].geometry[1] > 0;
+        any[3] |= o->snaps[s].contacts > 0;
     }
     static const char *const collection[4] = {"particles", "clump_members", "geometry", "contacts"};
     for (int pass = 0; pass < 4; ++pass) {
@@ -1789,18 +1784,19 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
         fprintf(f, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
                 collection[pass]);
         for (size_t s = 0; s < o->nsnap; ++s) {
-            char file[6 * sizeof o->snap_file[0] + 1];
-            xml_escape(o->snap_file[s], file, sizeof file);
+            const gf_snapshot_entry *e = &o->snaps[s];
+            char file[6 * sizeof e->file + 1];
+            xml_escape(e->file, file, sizeof file);
             if (pass == 0)
-                xdmf_points(f, file, "particles", o->snap_count[s], o->snap_time[s], bodies,
+                xdmf_points(f, file, "particles", e->particles, e->time, bodies,
                             sizeof bodies / sizeof *bodies);
-            else if (pass == 1 && o->snap_members[s] > 0)
-                xdmf_points(f, file, "clump_members", o->snap_members[s], o->snap_time[s], members,
+            else if (pass == 1 && e->members > 0)
+                xdmf_points(f, file, "clump_members", e->members, e->time, members,
                             sizeof members / sizeof *members);
-            else if (pass == 2 && o->snap_geometry[s][1] > 0)
-                xdmf_geometry(f, file, o->snap_geometry[s], o->snap_time[s]);
-            else if (pass == 3 && o->snap_contacts[s] > 0)
-                xdmf_contacts(f, file, o->snap_contacts[s], o->snap_time[s]);
+            else if (pass == 2 && e->geometry[1] > 0)
+                xdmf_geometry(f, file, e->geometry, e->time);
+            else if (pass == 3 && e->contacts > 0)
+                xdmf_contacts(f, file, e->contacts, e->time);
         }
         fprintf(f, "  </Grid>\n");
     }
@@ -1812,28 +1808,16 @@ gf_status gf_io_write_xdmf(const gf_output *o) {
     return GF_OK;
 }
 
-static gf_status add_snapshot(gf_output *o, const char *file, double t, long long n,
-                              long long members, const long long geometry[3], long long contacts) {
+static gf_status add_snapshot(gf_output *o, const gf_snapshot_entry *e) {
     /* The same file again (written anew) replaces its entry: each step is listed once. */
-    if (o->nsnap > 0 && strcmp(o->snap_file[o->nsnap - 1], file) == 0)
+    if (o->nsnap > 0 && strcmp(o->snaps[o->nsnap - 1].file, e->file) == 0)
         o->nsnap--;
     if (o->nsnap == o->capsnap) {
         size_t cap = o->capsnap ? 2 * o->capsnap : 64;
-        GF_TRY(gf_grow((void **)&o->snap_file, cap, sizeof *o->snap_file));
-        GF_TRY(gf_grow((void **)&o->snap_time, cap, sizeof *o->snap_time));
-        GF_TRY(gf_grow((void **)&o->snap_count, cap, sizeof *o->snap_count));
-        GF_TRY(gf_grow((void **)&o->snap_members, cap, sizeof *o->snap_members));
-        GF_TRY(gf_grow((void **)&o->snap_geometry, cap, sizeof *o->snap_geometry));
-        GF_TRY(gf_grow((void **)&o->snap_contacts, cap, sizeof *o->snap_contacts));
+        GF_TRY(gf_grow((void **)&o->snaps, cap, sizeof *o->snaps));
         o->capsnap = cap;
     }
-    snprintf(o->snap_file[o->nsnap], sizeof o->snap_file[0], "%s", file);
-    o->snap_time[o->nsnap] = t;
-    o->snap_count[o->nsnap] = n;
-    o->snap_members[o->nsnap] = members;
-    memcpy(o->snap_geometry[o->nsnap], geometry, sizeof o->snap_geometry[0]);
-    o->snap_contacts[o->nsnap] = contacts;
-    o->nsnap++;
+    o->snaps[o->nsnap++] = *e;
     return GF_OK;
 }
 
@@ -1920,19 +1904,20 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
     /* Rank 0 keeps the list and writes the XDMF file. */
     gf_status st = GF_OK;
     if (!sim->par || sim->par->rank == 0) {
-        long long geometry[3] = {0, 0, 0};
+        gf_snapshot_entry e = {
+            .time = sim->time, .particles = n[0], .members = n[1], .contacts = n[2]};
+        snprintf(e.file, sizeof e.file, "%s", name);
         gf_geometry_mesh m;
         gf_geometry_mesh_init(&m);
         st = gf_geometry_mesh_build(&sim->walls, sim->lo, sim->hi, &m);
         if (st == GF_OK && m.ncells > 0) {
-            geometry[0] = (long long)m.npoints;
-            geometry[1] = (long long)m.ncells;
-            geometry[2] = (long long)m.nconn;
+            e.geometry[0] = (long long)m.npoints;
+            e.geometry[1] = (long long)m.ncells;
+            e.geometry[2] = (long long)m.nconn;
         }
         gf_geometry_mesh_free(&m);
         if (st == GF_OK)
-            st = add_snapshot(o, name, sim->time, (long long)n[0], (long long)n[1], geometry,
-                              (long long)n[2]);
+            st = add_snapshot(o, &e);
         if (st == GF_OK)
             st = gf_io_write_xdmf(o);
     }
@@ -2027,9 +2012,7 @@ static long snapshot_step(const gf_output *o, const char *name) {
 
 typedef struct {
     long step;
-    char name[256];
-    double time;
-    long long count, members, geometry[3], contacts;
+    gf_snapshot_entry e;
 } listed_snapshot;
 
 static int cmp_listed(const void *a, const void *b) {
@@ -2059,8 +2042,7 @@ static long long extent_of(hid_t f, const char *group, const char *name) {
     return n;
 }
 
-static int snapshot_info(const char *path, double *t, long long *count, long long *members,
-                         long long geometry[3], long long *contacts) {
+static int snapshot_info(const char *path, gf_snapshot_entry *e) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return -1;
@@ -2082,8 +2064,8 @@ static int snapshot_info(const char *path, double *t, long long *count, long lon
     }
     if (strcmp(format, FORMAT_SNAPSHOT) == 0) {
         hid_t at = H5Aopen(f, "time", H5P_DEFAULT), ac = H5Aopen(f, "particle_count", H5P_DEFAULT);
-        if (at >= 0 && ac >= 0 && H5Aread(at, H5T_NATIVE_DOUBLE, t) >= 0 &&
-            H5Aread(ac, H5T_NATIVE_LLONG, count) >= 0)
+        if (at >= 0 && ac >= 0 && H5Aread(at, H5T_NATIVE_DOUBLE, &e->time) >= 0 &&
+            H5Aread(ac, H5T_NATIVE_LLONG, &e->particles) >= 0)
             rc = 0;
         if (at >= 0)
             H5Aclose(at);
@@ -2091,14 +2073,15 @@ static int snapshot_info(const char *path, double *t, long long *count, long lon
             H5Aclose(ac);
     }
     /* The member spheres of clumps and the geometry mesh: their extents, 0 without them. */
-    *members = rc == 0 ? extent_of(f, "clump_members", "radius") : 0;
-    geometry[0] = rc == 0 ? extent_of(f, "geometry", "position") : 0;
-    geometry[1] = rc == 0 ? extent_of(f, "geometry", "kind") : 0;
-    geometry[2] = rc == 0 ? extent_of(f, "geometry", "topology") : 0;
+    e->members = rc == 0 ? extent_of(f, "clump_members", "radius") : 0;
+    e->geometry[0] = rc == 0 ? extent_of(f, "geometry", "position") : 0;
+    e->geometry[1] = rc == 0 ? extent_of(f, "geometry", "kind") : 0;
+    e->geometry[2] = rc == 0 ? extent_of(f, "geometry", "topology") : 0;
     /* Contacts as lines only where the file has their ends (not before this version). */
-    *contacts =
+    e->contacts =
         rc == 0 && extent_of(f, "contacts", "position") > 0 ? extent_of(f, "contacts", "gap") : 0;
-    if (*members < 0 || geometry[0] < 0 || geometry[1] < 0 || geometry[2] < 0 || *contacts < 0)
+    if (e->members < 0 || e->geometry[0] < 0 || e->geometry[1] < 0 || e->geometry[2] < 0 ||
+        e->contacts < 0)
         rc = -1;
     H5Fclose(f);
     return rc;
@@ -2118,7 +2101,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
     gf_status st = GF_OK;
     for (struct dirent *e = readdir(dir); e && st == GF_OK; e = readdir(dir)) {
         long s = snapshot_step(o, e->d_name);
-        if (s < 0 || s > step || strlen(e->d_name) >= sizeof list[0].name)
+        if (s < 0 || s > step || strlen(e->d_name) >= sizeof list[0].e.file)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -2129,9 +2112,10 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
         char path[GF_IO_PATH + 300];
         snprintf(path, sizeof path, "%s/%s", o->directory, e->d_name);
         listed_snapshot *l = &list[n];
+        memset(l, 0, sizeof *l);
         l->step = s;
-        snprintf(l->name, sizeof l->name, "%s", e->d_name);
-        if (snapshot_info(path, &l->time, &l->count, &l->members, l->geometry, &l->contacts) == 0)
+        snprintf(l->e.file, sizeof l->e.file, "%s", e->d_name);
+        if (snapshot_info(path, &l->e) == 0)
             n++;
         else
             gf_log_warn("%s is not a readable granflow snapshot: left out of %s.xmf", path,
@@ -2141,8 +2125,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
     if (n > 1)
         qsort(list, n, sizeof *list, cmp_listed);
     for (size_t k = 0; k < n && st == GF_OK; ++k)
-        st = add_snapshot(o, list[k].name, list[k].time, list[k].count, list[k].members,
-                          list[k].geometry, list[k].contacts);
+        st = add_snapshot(o, &list[k].e);
     free(list);
     char xmf[GF_IO_PATH + 160];
     snprintf(xmf, sizeof xmf, "%s/%s.xmf", o->directory, o->prefix);

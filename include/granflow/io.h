@@ -18,6 +18,16 @@
 
 #define GF_IO_PATH 1024
 
+/* One snapshot as the XDMF file lists it: its file, time and the rows of each of its grids. */
+typedef struct {
+    char file[256];
+    double time;
+    long long particles;
+    long long members;     /* member spheres of clumps */
+    long long geometry[3]; /* points, cells and connectivity entries of the geometry mesh */
+    long long contacts;    /* contacts written as lines (Output.contacts) */
+} gf_snapshot_entry;
+
 typedef struct {
     char directory[GF_IO_PATH]; /* where snapshots and the XDMF file go */
     char prefix[128];
@@ -27,16 +37,11 @@ typedef struct {
     double wall_limit;           /* seconds: checkpoint and stop before this much wall time */
     char checkpoint[GF_IO_PATH]; /* checkpoint file */
     char *config_text;           /* the effective configuration, stored in every file */
-    /* The snapshots of the run so far (for the XDMF temporal collection; rank 0 only). */
+    /* The snapshots of the run so far (for the XDMF temporal collections; rank 0 only). */
     size_t nsnap, capsnap;
-    char (*snap_file)[256];
-    double *snap_time;
-    long long *snap_count;
-    long long *snap_members;       /* member spheres of clumps in each */
-    long long (*snap_geometry)[3]; /* points, cells, connectivity of each one's geometry mesh */
-    long long *snap_contacts;      /* contacts written as lines in each (Output.contacts) */
-    double start;                  /* wall time at the start of the run */
-    double step_time;              /* a running estimate of one step's wall time */
+    gf_snapshot_entry *snaps;
+    double start;     /* wall time at the start of the run */
+    double step_time; /* a running estimate of one step's wall time */
     long last_check_step;
     long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;
