@@ -784,6 +784,12 @@ static void make_explicit(gf_config_block *b) {
         g->nimplicit--;
 }
 
+/* The first sub-block called `name`, made empty when absent; not marked read. */
+static gf_config_block *section_find_or_make(gf_config_block *parent, const char *name) {
+    child_group *g = find_group(parent, name);
+    return g ? g->members[0] : block_new(parent->cfg, parent, name, 0, 0, 1);
+}
+
 gf_status gf_config_override(gf_config *cfg, const char *arg) {
     const char *s = arg[0] == '-' ? arg + 1 : arg;
     const char *eq = strchr(s, '=');
@@ -869,14 +875,11 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
         name[n] = '\0';
         /* Naming a block on the command line is not reading it: a misspelt one stays unused
          * and is reported as an unknown block. */
-        const child_group *g = find_group(b, name);
-        int was_used = g ? g->members[0]->used : 0;
-        b = gf_config_section(b, name);
+        b = section_find_or_make(b, name);
         if (!b) {
             free(tmp.text);
             return gf_error_status();
         }
-        b->used = was_used;
         make_explicit(b);
         p = dot + 1;
     }
@@ -921,12 +924,7 @@ const char *gf_config_block_where(const gf_config_block *b, char *buf, size_t si
 }
 
 gf_config_block *gf_config_section(gf_config_block *parent, const char *name) {
-    child_group *g = find_group(parent, name);
-    if (g) {
-        g->members[0]->used = 1;
-        return g->members[0];
-    }
-    gf_config_block *b = block_new(parent->cfg, parent, name, 0, 0, 1);
+    gf_config_block *b = section_find_or_make(parent, name);
     if (b)
         b->used = 1;
     return b;
