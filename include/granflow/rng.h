@@ -11,4 +11,11 @@ uint64_t gf_rng_bits(uint64_t seed, uint64_t stream, uint64_t index);
 /* Uniform in [0, 1). */
 double gf_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 
+/* A uniformly distributed rotation (unit quaternion) from three uniforms in [0, 1) (Shoemake). */
+void gf_rng_rotation(double u1, double u2, double u3, double q[4]);
+
+/* The standard normal quantile: x with Phi(x) = p, for p in (0, 1) (for inverse-transform
+ * sampling of normal and log-normal laws). */
+double gf_rng_normal_quantile(double p);
+
 #endif

@@ -70,10 +70,4 @@ void gf_shape_mix_draw(const gf_shape_mix *mix, uint64_t key, uint64_t index, gf
  * projections on an axis are apart do not overlap. */
 double gf_shape_mix_min_spacing(const gf_shape_mix *mix);
 
-/* A uniformly distributed rotation (unit quaternion) from three uniforms in [0, 1) (Shoemake). */
-void gf_quat_uniform(double u1, double u2, double u3, double q[4]);
-
-/* The standard normal quantile: x with Phi(x) = p, for p in (0, 1). */
-double gf_normal_quantile(double p);
-
 #endif
