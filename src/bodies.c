@@ -215,15 +215,11 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
     double depth;
     int k;
     GF_TRY(gf_bodies_wall_overlap(&pa, w, &depth, &k));
-    if (depth > tol && k < GF_BOX_BASE)
-        return GF_ERROR(GF_ERR_INPUT,
-                        "%s: the body overlaps wall %d (point %g %g %g, normal %g %g %g) by %g m",
-                        where, k, w->point[k][0], w->point[k][1], w->point[k][2], w->normal[k][0],
-                        w->normal[k][1], w->normal[k][2], depth);
-    if (depth > tol)
-        return GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps obstacle %s %d by %g m", where,
-                        k < GF_CYL_BASE ? "box" : "cylinder",
-                        k < GF_CYL_BASE ? k - GF_BOX_BASE : k - GF_CYL_BASE, depth);
+    if (depth > tol) {
+        char what[256];
+        return GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps %s by %g m", where,
+                        gf_walls_describe(w, k, what, sizeof what), depth);
+    }
     return GF_OK;
 }
 
@@ -231,10 +227,17 @@ gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, do
                                  int *which) {
     *depth = 0.0;
     *which = -1;
+    const double r = gf_shape_bounding_radius(pose->shape, pose->clumps);
     for (size_t k = 0; k < w->count + w->nbox + w->ncyl; ++k) {
         int body = k < w->count             ? (int)k
                    : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
                                             : GF_CYL_BASE + (int)(k - w->count - w->nbox);
+        /* Its bounding sphere clear of the wall or obstacle: most bodies, at no cost. */
+        double n[3];
+        double dist = body < GF_BOX_BASE ? gf_walls_distance(w, k, pose->x)
+                                         : gf_walls_obstacle_distance(w, body, pose->x, n);
+        if (dist >= r)
+            continue;
         gf_shape so;
         gf_body_pose pb = {&so, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
         gf_walls_body(w, body, &so, pb.x, pb.q);

@@ -292,3 +292,15 @@ void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], do
         gf_quat_from_z(w->cyl_axis[c], q);
     }
 }
+
+const char *gf_walls_describe(const gf_walls *w, int body, char *buf, size_t size) {
+    if (body < GF_BOX_BASE)
+        snprintf(buf, size, "wall %d (point %g %g %g, normal %g %g %g)", body, w->point[body][0],
+                 w->point[body][1], w->point[body][2], w->normal[body][0], w->normal[body][1],
+                 w->normal[body][2]);
+    else if (body < GF_CYL_BASE)
+        snprintf(buf, size, "obstacle box %d", body - GF_BOX_BASE);
+    else
+        snprintf(buf, size, "obstacle cylinder %d", body - GF_CYL_BASE);
+    return buf;
+}

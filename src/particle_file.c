@@ -93,39 +93,6 @@ static gf_status check_shape(const gf_sim *sim, const gf_shape *s, const char *w
     return gf_error_context(gf_shape_check(s, &sim->clumps), "%s", where);
 }
 
-/* The deepest overlap of a placed particle with the walls and obstacles; *body is which one
- * (as in contacts: a wall k, GF_BOX_BASE + b, GF_CYL_BASE + c), -1 if none overlaps. */
-static gf_status geometry_overlap(const gf_sim *sim, const gf_particle *rec, double *depth,
-                                  int *body) {
-    const gf_walls *w = &sim->walls;
-    gf_body_pose pa = {&rec->shape, &sim->clumps, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
-    memcpy(pa.x, rec->x, sizeof pa.x);
-    memcpy(pa.q, rec->q, sizeof pa.q);
-    *depth = 0.0;
-    *body = -1;
-    for (size_t k = 0; k < w->count + w->nbox + w->ncyl; ++k) {
-        int b = k < w->count             ? (int)k
-                : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
-                                         : GF_CYL_BASE + (int)(k - w->count - w->nbox);
-        double n[3];
-        /* The bounding sphere clear of it: most particles of a file, at no cost. */
-        double dist = b < GF_BOX_BASE ? gf_walls_distance(w, k, rec->x)
-                                      : gf_walls_obstacle_distance(w, b, rec->x, n);
-        if (dist >= rec->radius)
-            continue;
-        gf_shape so;
-        gf_body_pose pb = {&so, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
-        gf_walls_body(w, b, &so, pb.x, pb.q);
-        double d = 0.0;
-        GF_TRY(gf_collide_overlap(&pa, &pb, &d));
-        if (d > *depth) {
-            *depth = d;
-            *body = b;
-        }
-    }
-    return GF_OK;
-}
-
 /* A particle with its shape, mass and material set: its id, orientation and velocities checked,
  * its centre brought into the box (wrapped along periodic axes) and checked against the walls
  * and obstacles. `where` names it in messages. */
@@ -164,18 +131,15 @@ static gf_status place_record(const gf_sim *sim, const gf_decomp *wrap, gf_parti
     }
     double depth = 0.0;
     int body = -1;
-    GF_TRY(gf_error_context(geometry_overlap(sim, rec, &depth, &body), "%s: particle %lld", where,
-                            (long long)rec->id));
+    gf_body_pose pose = {&rec->shape,
+                         &sim->clumps,
+                         {rec->x[0], rec->x[1], rec->x[2]},
+                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]}};
+    GF_TRY(gf_error_context(gf_bodies_wall_overlap(&pose, &sim->walls, &depth, &body),
+                            "%s: particle %lld", where, (long long)rec->id));
     if (depth > GF_PARTICLE_FILE_OVERLAP * rec->radius) {
-        const gf_walls *w = &sim->walls;
         char what[256];
-        if (body < GF_BOX_BASE)
-            snprintf(what, sizeof what, "wall %d (point %g %g %g, normal %g %g %g)", body,
-                     w->point[body][0], w->point[body][1], w->point[body][2], w->normal[body][0],
-                     w->normal[body][1], w->normal[body][2]);
-        else
-            snprintf(what, sizeof what, "obstacle %s %d", body < GF_CYL_BASE ? "box" : "cylinder",
-                     body < GF_CYL_BASE ? body - GF_BOX_BASE : body - GF_CYL_BASE);
+        gf_walls_describe(&sim->walls, body, what, sizeof what);
         return GF_ERROR(GF_ERR_INPUT,
                         "%s: particle %lld (a %s at %g %g %g) overlaps %s by %g m, more than %g%% "
                         "of its bounding radius %g m",

@@ -50,6 +50,10 @@ gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const doubl
 /* Closest point of the solid obstacle `body` (box or cylinder index as in contacts) to x: the
  * signed distance (negative inside) and the outward unit normal there. */
 double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3], double normal[3]);
+/* Geometry body `body` (as in contacts) named for messages: "wall 2 (point .., normal ..)",
+ * "obstacle box 0", "obstacle cylinder 1". Returns buf. */
+const char *gf_walls_describe(const gf_walls *w, int body, char *buf, size_t size);
+
 /* Geometry body `body` (a wall 0 .. count - 1, GF_BOX_BASE + b, GF_CYL_BASE + c) as a rigid body
  * of infinite mass for the contact geometry of any shape: a plane, a box or a cylinder (its axis
  * along body z) and its pose (a point of the plane or the centre; orientation body to world). */
