@@ -130,21 +130,34 @@ static int blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *c
                                                rec->radius);
 }
 
-/* Visits the lattice particles clear of walls and obstacles (the domain's walls only touch the
- * lattice at most: gf_lattice_configure keeps it inside), `rec` drawn for each. */
-#define FOR_LATTICE(l, m, w, rec, index, BODY)                                                     \
+/* Whether the site at x is blocked by a wall or an obstacle. Only a site the largest particle of
+ * the mixture could reach from there needs its particle: then it is drawn into rec (*drawn 1),
+ * so that the interior sites of a large lattice, which every rank visits, cost no draw. */
+static int site_blocked(const gf_lattice *l, const gf_materials *m, const gf_walls *w, uint64_t key,
+                        int64_t index, const double x[3], gf_particle *rec, int *drawn) {
+    *drawn = 0;
+    if (!gf_walls_overlap(w, x, l->radius))
+        return 0;
+    draw_particle(&l->mix, l->clumps, m, key, (uint64_t)index, x, rec);
+    *drawn = 1;
+    return blocked(w, rec, l->clumps);
+}
+
+/* Visits the lattice sites clear of walls and obstacles (the domain's walls only touch the
+ * lattice at most: gf_lattice_configure keeps it inside): their position x and index; `rec` is
+ * their particle where `drawn` says so (see site_blocked). */
+#define FOR_LATTICE(l, m, w, key, x, index, rec, drawn, BODY)                                      \
     do {                                                                                           \
-        const uint64_t key_ = mix_key((l)->seed, 0);                                               \
         for (long k_ = 0; k_ < (l)->count[2]; ++k_)                                                \
             for (long j_ = 0; j_ < (l)->count[1]; ++j_)                                            \
                 for (long i_ = 0; i_ < (l)->count[0]; ++i_) {                                      \
-                    const double x_[3] = {(l)->origin[0] + (double)i_ * (l)->spacing,              \
-                                          (l)->origin[1] + (double)j_ * (l)->spacing,              \
-                                          (l)->origin[2] + (double)k_ * (l)->spacing};             \
+                    const double x[3] = {(l)->origin[0] + (double)i_ * (l)->spacing,               \
+                                         (l)->origin[1] + (double)j_ * (l)->spacing,               \
+                                         (l)->origin[2] + (double)k_ * (l)->spacing};              \
                     int64_t index = (k_ * (l)->count[1] + j_) * (l)->count[0] + i_;                \
                     gf_particle rec;                                                               \
-                    draw_particle(&(l)->mix, (l)->clumps, (m), key_, (uint64_t)index, x_, &rec);   \
-                    if (blocked((w), &rec, (l)->clumps))                                           \
+                    int drawn;                                                                     \
+                    if (site_blocked((l), (m), (w), (key), index, x, &rec, &drawn))                \
                         continue;                                                                  \
                     BODY                                                                           \
                 }                                                                                  \
@@ -154,9 +167,11 @@ void gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const g
                              const gf_decomp *decomp, int64_t *counts) {
     if (!l->enabled)
         return;
-    FOR_LATTICE(l, m, w, rec, index, {
+    const uint64_t key = mix_key(l->seed, 0);
+    FOR_LATTICE(l, m, w, key, x, index, rec, drawn, {
         (void)index;
-        counts[gf_decomp_owner(decomp, rec.x)]++;
+        (void)drawn;
+        counts[gf_decomp_owner(decomp, x)]++;
     });
 }
 
@@ -167,10 +182,13 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
         return GF_OK;
     int64_t kept = 0;
     gf_status st = GF_OK;
-    FOR_LATTICE(l, m, w, rec, index, {
+    const uint64_t key = mix_key(l->seed, 0);
+    FOR_LATTICE(l, m, w, key, x, index, rec, drawn, {
         kept++;
-        if (st != GF_OK || (decomp && !gf_decomp_owns(decomp, rec.x)))
+        if (st != GF_OK || (decomp && !gf_decomp_owns(decomp, x)))
             continue;
+        if (!drawn)
+            draw_particle(&l->mix, l->clumps, m, key, (uint64_t)index, x, &rec);
         rec.id = l->first_id + index;
         for (int d = 0; d < 3; ++d)
             rec.v[d] =
