@@ -4,9 +4,9 @@
  * 2 degrees at random, with random velocities, in a periodic box without gravity. For each shape,
  * per step: the contact points found, the time of detection per contact point, the contact
  * iterations (points x sweeps, a fixed 20 sweeps) per second of solve, and the share of contact
- * blocks that take the general maximum-dissipation kernel (the others are isotropic and take the
- * sphere closed form). Rates relative to spheres close each line. Usage: bench_shapes [SIDE
- * [STEPS]] (SIDE^3 bodies, 12; 30 steps). Run at 1 rank for per-core rates. */
+ * blocks that take the general maximum-dissipation kernel (the others are sphere blocks, whose
+ * closed form the sweep inlines). Rates relative to spheres close each line. Usage: bench_shapes
+ * [SIDE [STEPS]] (SIDE^3 bodies, 12; 30 steps). Run at 1 rank for per-core rates. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +37,6 @@ static gf_shape shape_of(int type, double R) {
     default:
         return gf_shape_sphere(R);
     }
-}
-
-/* Whether the solver's block j is isotropic, by the test the solver applies (solver.c). */
-static int isotropic(const gf_solver *s, size_t j) {
-    double nn = s->A[0][j], nt = s->A[1][j], no = s->A[2][j], tt = s->A[3][j], to = s->A[4][j],
-           oo = s->A[5][j], tol = 1e-12 * nn;
-    return fabs(nt) <= tol && fabs(no) <= tol && fabs(to) <= tol && fabs(tt - oo) <= 1e-12 * tt;
 }
 
 typedef struct {
@@ -133,8 +126,7 @@ static int run(const gf_par *par, int type, long side, long steps, result *out) 
             return fail(par, "step");
         points += (double)sim.contacts.count;
         work += (double)sim.contacts.count * (double)sim.last_solve.iterations;
-        for (size_t j = 0; j < sim.contacts.count; ++j)
-            general += !isotropic(&sim.solver, j);
+        general += (double)gf_solver_general_count(&sim.solver);
     }
     out->points = points / (double)steps;
     out->detect_per_point = sim.timers.elapsed[GF_TIMER_DETECT] / points;

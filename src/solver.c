@@ -77,16 +77,6 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root) {
     return GF_OK;
 }
 
-/* Sphere-sphere and sphere-wall blocks are diag(a_n, a_t, a_t) up to rounding; the kernel then
- * has a closed form. */
-static gf_status kernel_maxdiss_auto(const double A[9], const double b[3], double mu, double x[3]) {
-    double tol = 1e-12 * A[0];
-    if (fabs(A[1]) <= tol && fabs(A[2]) <= tol && fabs(A[5]) <= tol &&
-        fabs(A[4] - A[8]) <= 1e-12 * A[4])
-        return gf_contact_kernel_maxdiss_sphere(A, b, mu, x);
-    return gf_contact_kernel_maxdiss(A, b, mu, x);
-}
-
 gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm) {
     memset(s, 0, sizeof *s);
     s->prm = *prm;
@@ -98,25 +88,41 @@ gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm) {
         s->kernel = gf_contact_kernel_coulomb;
         break;
     case GF_MODEL_MAXDISS:
-        s->kernel = kernel_maxdiss_auto;
+        s->kernel = gf_contact_kernel_maxdiss;
         break;
     }
     return GF_OK;
 }
 
+size_t gf_solver_bytes_per_iteration(void) {
+    return sizeof(gf_solver_contact) + 2 * sizeof(gf_solver_body);
+}
+
+size_t gf_solver_general_count(const gf_solver *s) {
+    return s->ngeneral;
+}
+
 void gf_solver_free(gf_solver *s) {
-    for (int k = 0; k < 6; ++k) {
-        free(s->A[k]);
-        free(s->iI[k]);
-    }
-    for (int k = 0; k < 3; ++k)
-        free(s->dl[k]);
-    free(s->s1);
-    free(s->s2);
-    free(s->order);
-    for (int k = 0; k < 6; ++k)
-        free(s->snap[k]);
+    free(s->rec);
+    free(s->tmp);
+    free(s->gen);
+    free(s->body);
+    free(s->dl);
+    free(s->edge);
+    free(s->snap);
     memset(s, 0, sizeof *s);
+}
+
+/* Grows *arr to hold `need` elements of `size` bytes. */
+static gf_status reserve(void **arr, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap)
+        return GF_OK;
+    size_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    GF_TRY(gf_grow(arr, c, size));
+    *cap = c;
+    return GF_OK;
 }
 
 static void sym_mul(const double S[6], const double x[3], double y[3]) {
@@ -125,159 +131,165 @@ static void sym_mul(const double S[6], const double x[3], double y[3]) {
     y[2] = S[2] * x[0] + S[4] * x[1] + S[5] * x[2];
 }
 
-/* Adds the world-frame block  m^-1 E - [r]x I^-1 [r]x  of one body at lever arm r to K. */
-static void add_body_block(double K[3][3], double im, const double iI[6], const double r[3]) {
-    for (int c = 0; c < 3; ++c) {
-        double e[3] = {0.0, 0.0, 0.0};
-        e[c] = 1.0;
-        /* Column c: m^-1 e_c + (I^-1 (r x e_c)) x r. */
-        double rxe[3], t[3], col[3];
-        gf_cross(r, e, rxe);
-        sym_mul(iI, rxe, t);
-        gf_cross(t, r, col);
-        for (int i = 0; i < 3; ++i)
-            K[i][c] += col[i] + (i == c ? im : 0.0);
-    }
+/* A body whose inverse inertia is a multiple of the identity: its world frame is its own. */
+static inline int isotropic(const gf_particles *p, size_t i) {
+    return p->inv_inertia[0][i] == p->inv_inertia[1][i] &&
+           p->inv_inertia[1][i] == p->inv_inertia[2][i];
 }
 
-static gf_status reserve(double **arr, int n, size_t *cap, size_t need) {
-    if (need <= *cap)
-        return GF_OK;
-    size_t c = *cap ? *cap : 256;
-    while (c < need)
-        c *= 2;
-    for (int k = 0; k < n; ++k)
-        GF_TRY(gf_grow((void **)&arr[k], c, sizeof **arr));
-    *cap = c;
-    return GF_OK;
+/* Body i's rows r x e_k and inverse inertia times them (geometry: r only, no inertia). */
+static void general_rows(const gf_particles *p, int32_t i, const double r[3],
+                         const double *const e[3], double R[3][3], double M[3][3]) {
+    double iI[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    if (i >= 0)
+        gf_particles_inv_inertia_world(p, (size_t)i, iI);
+    for (int k = 0; k < 3; ++k) {
+        gf_cross(r, e[k], R[k]);
+        sym_mul(iI, R[k], M[k]);
+    }
 }
 
 gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     size_t nb = p->n_local + p->n_ghost;
-    GF_TRY(reserve(s->iI, 6, &s->capb, nb));
-    GF_TRY(reserve(s->A, 6, &s->capc, c->count));
-    if (s->prm.mode == GF_SWEEP_JACOBI)
-        GF_TRY(reserve(s->dl, 3, &s->capdl, c->count));
+    GF_TRY(reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES, sizeof *s->body));
+    GF_TRY(reserve((void **)&s->rec, &s->capc, c->count, sizeof *s->rec));
+    s->nbody = nb;
+    s->ncontact = c->count;
+    s->ngeneral = 0;
     for (size_t i = 0; i < nb; ++i) {
-        double m[6];
-        gf_particles_inv_inertia_world(p, i, m);
-        for (int k = 0; k < 6; ++k)
-            s->iI[k][i] = m[k];
+        s->body[i].im = p->inv_mass[i];
+        s->body[i].ii = isotropic(p, i) ? p->inv_inertia[0][i] : 0.0;
+    }
+    for (size_t k = 0; k < GF_MAX_BODIES; ++k) {
+        gf_solver_body *g = &s->body[nb + k];
+        memset(g, 0, sizeof *g);
     }
     for (size_t j = 0; j < c->count; ++j) {
-        double K[3][3] = {{0}};
+        gf_solver_contact *r = &s->rec[j];
         int32_t a = c->i1[j], b = c->i2[j];
-        double iIa[6], iIb[6];
-        for (int k = 0; k < 6; ++k)
-            iIa[k] = s->iI[k][a];
-        const double ra[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
-        add_body_block(K, p->inv_mass[a], iIa, ra);
-        if (b >= 0) {
-            for (int k = 0; k < 6; ++k)
-                iIb[k] = s->iI[k][b];
-            const double rb[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
-            add_body_block(K, p->inv_mass[b], iIb, rb);
+        const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
+        const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
+        const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
+        r->b1 = a;
+        r->b2 = b >= 0 ? b : (int32_t)nb + (-1 - b);
+        r->contact = (int32_t)j;
+        r->mu = s->prm.model == GF_MODEL_FRICTIONLESS ? 0.0 : c->mu[j];
+        for (int d = 0; d < 3; ++d) {
+            r->n[d] = n[d];
+            r->t[d] = t[d];
         }
-        const double *axes[3];
-        double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
-        double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
-        double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
-        axes[0] = n;
-        axes[1] = t;
-        axes[2] = o;
-        /* Q^T K Q with Q = [n t o]; symmetric, store the upper triangle. */
-        double Kq[3][3];
-        for (int r = 0; r < 3; ++r)
-            for (int col = 0; col < 3; ++col) {
-                double sum = 0.0;
-                for (int i = 0; i < 3; ++i)
-                    for (int k = 0; k < 3; ++k)
-                        sum += axes[r][i] * K[i][k] * axes[col][k];
-                Kq[r][col] = sum;
-            }
-        s->A[0][j] = Kq[0][0];
-        s->A[1][j] = 0.5 * (Kq[0][1] + Kq[1][0]);
-        s->A[2][j] = 0.5 * (Kq[0][2] + Kq[2][0]);
-        s->A[3][j] = Kq[1][1];
-        s->A[4][j] = 0.5 * (Kq[1][2] + Kq[2][1]);
-        s->A[5][j] = Kq[2][2];
+        const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
+        const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
+        int sphere1 = p->shape[a] == GF_SHAPE_SPHERE && isotropic(p, (size_t)a);
+        int sphere2 = b < 0 || (p->shape[b] == GF_SHAPE_SPHERE && isotropic(p, (size_t)b));
+        double im1 = p->inv_mass[a], im2 = b >= 0 ? p->inv_mass[b] : 0.0;
+        double an, at, A[6];
+        if (sphere1 && sphere2) {
+            r->general = -1;
+            r->rho1 = -gf_dot(r1, n);
+            r->rho2 = b >= 0 ? gf_dot(r2, n) : 0.0;
+            double ii1 = p->inv_inertia[0][a], ii2 = b >= 0 ? p->inv_inertia[0][b] : 0.0;
+            an = im1 + im2;
+            at = an + ii1 * r->rho1 * r->rho1 + ii2 * r->rho2 * r->rho2;
+            A[0] = an;
+        } else {
+            GF_TRY(reserve((void **)&s->gen, &s->capg, s->ngeneral + 1, sizeof *s->gen));
+            gf_solver_general *g = &s->gen[s->ngeneral];
+            r->general = (int32_t)s->ngeneral++;
+            r->rho1 = r->rho2 = 0.0;
+            const double *e[3] = {n, t, o};
+            general_rows(p, a, r1, e, g->R1, g->M1);
+            general_rows(p, b, r2, e, g->R2, g->M2);
+            /* A_kl = e_k . e_l (im1 + im2) + (r1 x e_k) . iI1 (r1 x e_l) + the same for body 2. */
+            int idx = 0;
+            for (int k = 0; k < 3; ++k)
+                for (int l = k; l < 3; ++l) {
+                    double sum = (k == l ? im1 + im2 : 0.0) + gf_dot(g->R1[k], g->M1[l]);
+                    if (b >= 0)
+                        sum += gf_dot(g->R2[k], g->M2[l]);
+                    A[idx++] = sum;
+                }
+            memcpy(g->A, A, sizeof A);
+            an = A[0];
+            at = A[3];
+        }
+        if (!(an > 0.0) || !isfinite(an) || !isfinite(at) || !(r->mu >= 0.0))
+            return GF_ERROR(GF_ERR_NUMERIC,
+                            "contact between particles %lld and %lld (gap %g): its Delassus block "
+                            "is invalid (A_nn = %g must be finite and > 0, mu = %g >= 0): a body "
+                            "of infinite mass against another or a non-finite state",
+                            (long long)p->id[a], b >= 0 ? (long long)p->id[b] : (long long)b,
+                            c->gap[j], an, r->mu);
+        r->an = an;
+        r->inv_an = 1.0 / an;
+        r->inv_at = 1.0 / at;
     }
     return GF_OK;
 }
 
-/* Applies the world impulse P at lever arm r to the body in velocity slot i with sign sgn. */
-static inline void apply_impulse(gf_particles *p, const gf_solver *s, int32_t i, double sgn,
-                                 const double P[3], const double r[3]) {
-    double im = sgn * p->inv_mass[i];
-    p->v[0][i] += im * P[0];
-    p->v[1][i] += im * P[1];
-    p->v[2][i] += im * P[2];
-    double L[3], dw[3];
-    gf_cross(r, P, L);
-    const double iI[6] = {s->iI[0][i], s->iI[1][i], s->iI[2][i],
-                          s->iI[3][i], s->iI[4][i], s->iI[5][i]};
-    sym_mul(iI, L, dw);
-    p->w[0][i] += sgn * dw[0];
-    p->w[1][i] += sgn * dw[1];
-    p->w[2][i] += sgn * dw[2];
-}
-
-static inline void point_velocity(const gf_particles *p, int32_t i, const double r[3],
-                                  double out[3]) {
-    const double w[3] = {p->w[0][i], p->w[1][i], p->w[2][i]};
-    gf_cross(w, r, out);
-    out[0] += p->v[0][i];
-    out[1] += p->v[1][i];
-    out[2] += p->v[2][i];
-}
-
-/* Relative velocity of the bodies of contact j at its point. */
-static inline void contact_velocity(const gf_solver *s, const gf_particles *p, const gf_walls *w,
-                                    const gf_contacts *c, size_t j, double dv[3]) {
-    int32_t a = s->s1[j], bb = s->s2[j];
-    const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
-    double va[3], vb[3];
-    point_velocity(p, a, r1, va);
-    if (bb >= 0) {
-        const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
-        point_velocity(p, bb, r2, vb);
-    } else {
-        const double *wv = w->velocity[-1 - bb];
-        vb[0] = wv[0];
-        vb[1] = wv[1];
-        vb[2] = wv[2];
+/* Relative velocity of contact k's bodies at its point, in its frame (n, t, o). */
+static inline void relative_velocity(const gf_solver *s, const gf_solver_contact *k, double u[3]) {
+    const gf_solver_body *b1 = &s->body[k->b1], *b2 = &s->body[k->b2];
+    double o[3], du[3];
+    gf_cross(k->n, k->t, o);
+    for (int d = 0; d < 3; ++d)
+        du[d] = b1->v[d] - b2->v[d];
+    if (k->general < 0) {
+        double W[3];
+        for (int d = 0; d < 3; ++d)
+            W[d] = k->rho1 * b1->w[d] + k->rho2 * b2->w[d];
+        u[0] = gf_dot(du, k->n);
+        u[1] = gf_dot(du, k->t) - gf_dot(W, o);
+        u[2] = gf_dot(du, o) + gf_dot(W, k->t);
+        return;
     }
-    dv[0] = va[0] - vb[0];
-    dv[1] = va[1] - vb[1];
-    dv[2] = va[2] - vb[2];
+    const gf_solver_general *g = &s->gen[k->general];
+    const double *e[3] = {k->n, k->t, o};
+    for (int m = 0; m < 3; ++m)
+        u[m] = gf_dot(e[m], du) + gf_dot(g->R1[m], b1->w) - gf_dot(g->R2[m], b2->w);
 }
 
-/* The normal velocity a contact must reach: minus the gap closed within the step, of a
- * penetration only the share error_reduction. */
-static inline double gap_term(const gf_solver *s, const gf_contacts *c, size_t j, double inv_dt) {
-    double gap = c->gap[j] * inv_dt;
-    return gap < 0.0 ? s->prm.error_reduction * gap : gap;
+/* Applies the impulse change d (contact frame) of contact k to both bodies. */
+static inline void apply_change(gf_solver *s, const gf_solver_contact *k, const double d[3]) {
+    gf_solver_body *b1 = &s->body[k->b1], *b2 = &s->body[k->b2];
+    double o[3], P[3];
+    gf_cross(k->n, k->t, o);
+    for (int m = 0; m < 3; ++m)
+        P[m] = d[0] * k->n[m] + d[1] * k->t[m] + d[2] * o[m];
+    for (int m = 0; m < 3; ++m) {
+        b1->v[m] += b1->im * P[m];
+        b2->v[m] -= b2->im * P[m];
+    }
+    if (k->general < 0) {
+        /* r x P for r along n: n x P = d_t o - d_o t. */
+        double T[3], g1 = b1->ii * k->rho1, g2 = b2->ii * k->rho2;
+        for (int m = 0; m < 3; ++m) {
+            T[m] = d[1] * o[m] - d[2] * k->t[m];
+            b1->w[m] -= g1 * T[m];
+            b2->w[m] -= g2 * T[m];
+        }
+        return;
+    }
+    const gf_solver_general *g = &s->gen[k->general];
+    for (int m = 0; m < 3; ++m) {
+        b1->w[m] += d[0] * g->M1[0][m] + d[1] * g->M1[1][m] + d[2] * g->M1[2][m];
+        b2->w[m] -= d[0] * g->M2[0][m] + d[1] * g->M2[1][m] + d[2] * g->M2[2][m];
+    }
 }
 
-/* The kernel's right-hand side, b = -(relative velocity without this contact's own reaction) -
- * gap term; returns the new block impulse in lk. */
-static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_walls *w,
-                                    const gf_contacts *c, size_t j, double inv_dt, double lk[3]) {
-    double dv[3];
-    contact_velocity(s, p, w, c, j, dv);
-    const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
-    const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
-    const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
-    const double A[9] = {s->A[0][j], s->A[1][j], s->A[2][j], s->A[1][j], s->A[3][j],
-                         s->A[4][j], s->A[2][j], s->A[4][j], s->A[5][j]};
-    const double l0[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
+/* The new impulse of a general block: the model's kernel for b = -u + A lambda - bias e_n. */
+static gf_status solve_general(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                               const gf_solver_contact *k, const double u[3], double x[3]) {
+    const double *a = s->gen[k->general].A;
+    const double A[9] = {a[0], a[1], a[2], a[1], a[3], a[4], a[2], a[4], a[5]};
+    const double *l = k->lambda;
     double b[3];
-    b[0] =
-        -gf_dot(n, dv) + (A[0] * l0[0] + A[1] * l0[1] + A[2] * l0[2]) - gap_term(s, c, j, inv_dt);
-    b[1] = -gf_dot(t, dv) + (A[3] * l0[0] + A[4] * l0[1] + A[5] * l0[2]);
-    b[2] = -gf_dot(o, dv) + (A[6] * l0[0] + A[7] * l0[1] + A[8] * l0[2]);
-    gf_status st = s->kernel(A, b, c->mu[j], lk);
+    for (int m = 0; m < 3; ++m)
+        b[m] = -u[m] + (A[3 * m] * l[0] + A[3 * m + 1] * l[1] + A[3 * m + 2] * l[2]);
+    b[0] -= k->bias;
+    gf_status st = s->kernel(A, b, k->mu, x);
     if (st != GF_OK) {
+        size_t j = (size_t)k->contact;
         int32_t bb = c->i2[j];
         return GF_ERROR(st, "contact between particles %lld and %lld (gap %g): %s",
                         (long long)p->id[c->i1[j]], bb >= 0 ? (long long)p->id[bb] : (long long)bb,
@@ -286,90 +298,175 @@ static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, c
     return GF_OK;
 }
 
-/* Applies the impulse change dl (contact frame) of contact j to both bodies. */
-static inline void apply_block(const gf_solver *s, gf_particles *p, const gf_contacts *c, size_t j,
-                               const double dl[3]) {
-    double P[3];
-    for (int d = 0; d < 3; ++d)
-        P[d] = dl[0] * c->n[d][j] + dl[1] * c->t[d][j] + dl[2] * c->o[d][j];
-    const double r1[3] = {c->r1[0][j], c->r1[1][j], c->r1[2][j]};
-    apply_impulse(p, s, s->s1[j], 1.0, P, r1);
-    if (s->s2[j] >= 0) {
-        const double r2[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
-        apply_impulse(p, s, s->s2[j], -1.0, P, r2);
+/* The new impulse of a sphere block (the closed form of gf_contact_kernel_maxdiss_sphere):
+ * the normal impulse that stops the approach, the sticking tangential impulse projected onto
+ * the friction disc. */
+static inline void solve_sphere(const gf_solver_contact *k, const double u[3], double x[3]) {
+    const double *l = k->lambda;
+    double xn = l[0] - (u[0] + k->bias) * k->inv_an;
+    if (!(xn > 0.0)) {
+        x[0] = x[1] = x[2] = 0.0;
+        return;
     }
+    double xt = l[1] - u[1] * k->inv_at, xo = l[2] - u[2] * k->inv_at;
+    double len2 = xt * xt + xo * xo, lim = k->mu * xn;
+    if (len2 > lim * lim) {
+        double f = lim / sqrt(len2);
+        xt *= f;
+        xo *= f;
+    }
+    x[0] = xn;
+    x[1] = xt;
+    x[2] = xo;
 }
 
-/* Velocity slots of the contacts' bodies, and the sweep order: interior contacts first, then
- * those touching a body another rank updates too; returns how many are interior. */
+/* A contact whose block met a non-finite number in a sweep, named (the sweep checks once). */
+static gf_status non_finite(const gf_solver *s, const gf_particles *p, const gf_contacts *c) {
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        double u[3];
+        relative_velocity(s, k, u);
+        if (isfinite(u[0] + u[1] + u[2] + k->bias + k->lambda[0] + k->lambda[1] + k->lambda[2]))
+            continue;
+        size_t j = (size_t)k->contact;
+        int32_t bb = c->i2[j];
+        return GF_ERROR(GF_ERR_NUMERIC,
+                        "contact between particles %lld and %lld (gap %g): contact kernel input "
+                        "is not finite (relative velocity %g %g %g)",
+                        (long long)p->id[c->i1[j]], bb >= 0 ? (long long)p->id[bb] : (long long)bb,
+                        c->gap[j], u[0], u[1], u[2]);
+    }
+    return GF_ERROR(GF_ERR_NUMERIC, "the solver met a non-finite number");
+}
+
+/* The sweep order: interior contacts first, then those touching a body another rank updates
+ * too; the records are permuted into it and each body record is the particle's velocity slot.
+ * Returns how many contacts are interior. Also lists the particles the synchronisation reads or
+ * writes (ghosts and shared owned ones), whose velocities the records mirror around it. */
 static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_contacts *c,
                              const gf_solver_comm *comm, size_t *n_interior) {
-    if (c->count > s->capo) {
-        GF_TRY(gf_grow((void **)&s->s1, c->count, sizeof *s->s1));
-        GF_TRY(gf_grow((void **)&s->s2, c->count, sizeof *s->s2));
-        GF_TRY(gf_grow((void **)&s->order, c->count, sizeof *s->order));
-        s->capo = c->count;
-    }
     const int32_t *slot = comm ? comm->slot : NULL;
     const uint8_t *shared = comm ? comm->shared : NULL;
-    if ((slot || shared) && comm->nslot != p->n_local + p->n_ghost)
+    size_t nb = p->n_local + p->n_ghost;
+    if ((slot || shared) && comm->nslot != nb)
         return GF_ERROR(GF_ERR_STATE,
                         "the solver's velocity slots describe %zu particles, but %zu are present "
                         "(the ghosts were not rebuilt after the particles changed)",
-                        comm->nslot, p->n_local + p->n_ghost);
-    size_t ni = 0;
-    for (size_t j = 0; j < c->count; ++j) {
-        int32_t a = c->i1[j], b = c->i2[j];
-        s->s1[j] = slot ? slot[a] : a;
-        s->s2[j] = b >= 0 && slot ? slot[b] : b;
-        if (!shared || !(shared[a] || (b >= 0 && shared[b])))
-            s->order[ni++] = (int32_t)j;
-    }
-    *n_interior = ni;
+                        comm->nslot, nb);
+    if (s->nbody != nb || s->ncontact != c->count)
+        return GF_ERROR(GF_ERR_STATE,
+                        "the solver was prepared for %zu particles and %zu contacts, but %zu and "
+                        "%zu are present",
+                        s->nbody, s->ncontact, nb, c->count);
+    *n_interior = c->count;
+    if (slot)
+        for (size_t q = 0; q < c->count; ++q) {
+            gf_solver_contact *k = &s->rec[q];
+            size_t j = (size_t)k->contact;
+            k->b1 = slot[c->i1[j]];
+            if (c->i2[j] >= 0)
+                k->b2 = slot[c->i2[j]];
+        }
+    s->nedge = 0;
     if (!shared)
         return GF_OK;
-    size_t k = ni;
-    for (size_t j = 0; j < c->count; ++j)
-        if (shared[c->i1[j]] || (c->i2[j] >= 0 && shared[c->i2[j]]))
-            s->order[k++] = (int32_t)j;
+    GF_TRY(reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
+    GF_TRY(reserve((void **)&s->edge, &s->cape, nb, sizeof *s->edge));
+    /* A stable partition, by the contacts' own bodies (the records may be in sweep order of an
+     * earlier solve already). */
+    size_t ni = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t q = 0; q < c->count; ++q) {
+            size_t j = (size_t)s->rec[q].contact;
+            int32_t a = c->i1[j], b = c->i2[j];
+            int boundary = shared[a] || (b >= 0 && shared[b]);
+            if (boundary == pass)
+                s->tmp[ni++] = s->rec[q];
+        }
+        if (pass == 0)
+            *n_interior = ni;
+    }
+    gf_solver_contact *t = s->rec;
+    s->rec = s->tmp;
+    s->tmp = t;
+    size_t cap = s->capc;
+    s->capc = s->captmp;
+    s->captmp = cap;
+    for (size_t i = 0; i < nb; ++i)
+        if (i >= p->n_local || shared[i])
+            s->edge[s->nedge++] = (int32_t)i;
     return GF_OK;
+}
+
+/* Body records <-> particle arrays, for the listed particles or all (list NULL). */
+static void bodies_from_particles(gf_solver *s, const gf_particles *p, const int32_t *list,
+                                  size_t n) {
+    for (size_t q = 0; q < n; ++q) {
+        size_t i = list ? (size_t)list[q] : q;
+        gf_solver_body *b = &s->body[i];
+        for (int d = 0; d < 3; ++d) {
+            b->v[d] = p->v[d][i];
+            b->w[d] = p->w[d][i];
+        }
+    }
+}
+
+static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32_t *list,
+                                size_t n) {
+    for (size_t q = 0; q < n; ++q) {
+        size_t i = list ? (size_t)list[q] : q;
+        const gf_solver_body *b = &s->body[i];
+        for (int d = 0; d < 3; ++d) {
+            p->v[d][i] = b->v[d];
+            p->w[d][i] = b->w[d];
+        }
+    }
+}
+
+/* The synchronisation of the velocities with other ranks, on the particle arrays. */
+static gf_status sync_bodies(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
+    bodies_to_particles(s, p, s->edge, s->nedge);
+    GF_TRY(comm->sync(comm->ctx, p));
+    bodies_from_particles(s, p, s->edge, s->nedge);
+    return GF_OK;
+}
+
+/* The normal velocity a contact must reach: minus the gap closed within the step, of a
+ * penetration only the share error_reduction. */
+static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
+    double g = gap * inv_dt;
+    return g < 0.0 ? s->prm.error_reduction * g : g;
 }
 
 /* Velocity scale of the problem (see solver.h): the largest relative contact velocity plus
  * penetration recovery, before any reaction acts. */
-static double reference_velocity(const gf_solver *s, const gf_particles *p, const gf_walls *w,
-                                 const gf_contacts *c, double inv_dt) {
+static double reference_velocity(const gf_solver *s) {
     double vref = 0.0;
-    for (size_t j = 0; j < c->count; ++j) {
-        double dv[3];
-        contact_velocity(s, p, w, c, j, dv);
-        double g = gap_term(s, c, j, inv_dt);
-        double v = sqrt(gf_dot(dv, dv)) + (c->gap[j] < 0.0 ? -g : 0.0);
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        double u[3];
+        relative_velocity(s, k, u);
+        double v = sqrt(gf_dot(u, u)) + (k->bias < 0.0 ? -k->bias : 0.0);
         vref = v > vref ? v : vref;
     }
     return vref;
 }
 
 /* The largest |v| + R |w| over the owned bodies. */
-static double body_speed(const gf_particles *p) {
+static double body_speed(const gf_solver *s, const gf_particles *p) {
     double m = 0.0;
     for (size_t i = 0; i < p->n_local; ++i) {
-        double v =
-            sqrt(p->v[0][i] * p->v[0][i] + p->v[1][i] * p->v[1][i] + p->v[2][i] * p->v[2][i]);
-        double w =
-            sqrt(p->w[0][i] * p->w[0][i] + p->w[1][i] * p->w[1][i] + p->w[2][i] * p->w[2][i]);
-        double u = v + p->radius[i] * w;
+        const gf_solver_body *b = &s->body[i];
+        double u = sqrt(gf_dot(b->v, b->v)) + p->radius[i] * sqrt(gf_dot(b->w, b->w));
         m = u > m ? u : m;
     }
     return m;
 }
 
 static void snapshot(gf_solver *s, const gf_particles *p) {
-    if (p->n_local == 0)
-        return; /* nothing allocated, nothing to copy */
-    for (int k = 0; k < 3; ++k) {
-        memcpy(s->snap[k], p->v[k], p->n_local * sizeof(double));
-        memcpy(s->snap[3 + k], p->w[k], p->n_local * sizeof(double));
+    for (size_t i = 0; i < p->n_local; ++i) {
+        memcpy(s->snap + 6 * i, s->body[i].v, 3 * sizeof(double));
+        memcpy(s->snap + 6 * i + 3, s->body[i].w, 3 * sizeof(double));
     }
 }
 
@@ -379,8 +476,8 @@ static double velocity_change(const gf_solver *s, const gf_particles *p) {
     for (size_t i = 0; i < p->n_local; ++i) {
         double dv[3], dw[3];
         for (int k = 0; k < 3; ++k) {
-            dv[k] = p->v[k][i] - s->snap[k][i];
-            dw[k] = p->w[k][i] - s->snap[3 + k][i];
+            dv[k] = s->body[i].v[k] - s->snap[6 * i + k];
+            dw[k] = s->body[i].w[k] - s->snap[6 * i + 3 + k];
         }
         double u = sqrt(gf_dot(dv, dv)) + p->radius[i] * sqrt(gf_dot(dw, dw));
         m = u > m ? u : m;
@@ -388,48 +485,67 @@ static double velocity_change(const gf_solver *s, const gf_particles *p) {
     return m;
 }
 
-/* One Gauss-Seidel pass over the contacts order[from .. to); *scale collects A_nn |lambda|. */
-static gf_status sweep_gauss_seidel(gf_solver *s, gf_particles *p, const gf_walls *w,
-                                    gf_contacts *c, size_t from, size_t to, double inv_dt,
-                                    double *scale) {
+/* One Gauss-Seidel pass over the records [from, to); *scale collects A_nn |lambda|. Non-finite
+ * input shows in the sum of the relative velocities, checked once per pass. */
+static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                                    size_t from, size_t to, double *scale) {
     const double relax = s->prm.relaxation;
     const int32_t nlocal = (int32_t)p->n_local;
-    for (size_t k = from; k < to; ++k) {
-        size_t j = (size_t)s->order[k];
-        double lk[3];
-        GF_TRY(solve_block(s, p, w, c, j, inv_dt, lk));
+    const int32_t nb = (int32_t)s->nbody;
+    double sum = 0.0, top = *scale;
+    for (size_t q = from; q < to; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        double u[3], x[3];
+        relative_velocity(s, k, u);
+        sum += u[0] + u[1] + u[2];
+        if (k->general < 0)
+            solve_sphere(k, u, x);
+        else
+            GF_TRY(solve_general(s, p, c, k, u, x));
         /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
          * adds them in full, so velocities and impulses stay consistent. */
-        double wgt = (s->s1[j] >= nlocal || s->s2[j] >= nlocal) ? relax : 1.0;
-        double dl[3];
-        for (int d = 0; d < 3; ++d) {
-            dl[d] = wgt * (lk[d] - c->lambda[d][j]);
-            c->lambda[d][j] += dl[d];
-        }
-        apply_block(s, p, c, j, dl);
-        double u = s->A[0][j] * fabs(c->lambda[0][j]);
-        *scale = u > *scale ? u : *scale;
+        double wgt = (k->b1 >= nlocal || (k->b2 >= nlocal && k->b2 < nb)) ? relax : 1.0;
+        double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
+                       wgt * (x[2] - k->lambda[2])};
+        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
+            continue; /* a separating contact stays open: nothing changes */
+        for (int m = 0; m < 3; ++m)
+            k->lambda[m] += d[m];
+        apply_change(s, k, d);
+        double v = k->an * fabs(k->lambda[0]);
+        top = v > top ? v : top;
     }
-    return GF_OK;
+    *scale = top;
+    return isfinite(sum) ? GF_OK : non_finite(s, p, c);
 }
 
 /* One Jacobi pass: every block from the velocities of the sweep's start, then all applied. */
-static gf_status sweep_jacobi(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
-                              double inv_dt, double *scale) {
+static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                              double *scale) {
     const double relax = s->prm.relaxation;
-    for (size_t j = 0; j < c->count; ++j) {
-        double lk[3];
-        GF_TRY(solve_block(s, p, w, c, j, inv_dt, lk));
-        for (int d = 0; d < 3; ++d)
-            s->dl[d][j] = relax * (lk[d] - c->lambda[d][j]);
+    double sum = 0.0;
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        double u[3], x[3];
+        relative_velocity(s, k, u);
+        sum += u[0] + u[1] + u[2];
+        if (k->general < 0)
+            solve_sphere(k, u, x);
+        else
+            GF_TRY(solve_general(s, p, c, k, u, x));
+        for (int m = 0; m < 3; ++m)
+            s->dl[3 * q + m] = relax * (x[m] - k->lambda[m]);
     }
-    for (size_t j = 0; j < c->count; ++j) {
-        const double dl[3] = {s->dl[0][j], s->dl[1][j], s->dl[2][j]};
-        for (int d = 0; d < 3; ++d)
-            c->lambda[d][j] += dl[d];
-        apply_block(s, p, c, j, dl);
-        double u = s->A[0][j] * fabs(c->lambda[0][j]);
-        *scale = u > *scale ? u : *scale;
+    if (!isfinite(sum))
+        return non_finite(s, p, c);
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        const double *d = s->dl + 3 * q;
+        for (int m = 0; m < 3; ++m)
+            k->lambda[m] += d[m];
+        apply_change(s, k, d);
+        double v = k->an * fabs(k->lambda[0]);
+        *scale = v > *scale ? v : *scale;
     }
     return GF_OK;
 }
@@ -439,10 +555,10 @@ static gf_status sweep_jacobi(gf_solver *s, gf_particles *p, const gf_walls *w, 
 /* Sweeps over which the mean contraction is measured. */
 #define GF_SOLVER_WINDOW 10
 
-gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
-                          double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+/* The sweeps and the stopping test, on the records. */
+static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
+                         const gf_solver_comm *comm, size_t n_interior, gf_solver_result *res) {
     const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
-    const double inv_dt = 1.0 / dt;
     const int parallel = comm && comm->sync;
     const int phases = parallel && !jacobi && comm->ncolors > 1 ? comm->ncolors : 1;
     const long fixed = s->prm.sweeps;
@@ -450,33 +566,20 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
     const long every = s->prm.tolerance > 0.0 && s->prm.check_every > 0
                            ? s->prm.check_every
                            : (nsweeps > 0 ? nsweeps : 1);
-    memset(res, 0, sizeof *res);
-    res->converged = fixed > 0 ? -1 : 0;
-    if ((!parallel && c->count == 0) || nsweeps <= 0) {
-        res->converged = fixed > 0 ? -1 : c->count == 0;
-        return GF_OK;
-    }
-    size_t n_interior = 0;
-    GF_TRY(plan_sweeps(s, p, c, comm, &n_interior));
-    if (fixed <= 0 && p->n_local > s->capv) {
-        for (int k = 0; k < 6; ++k)
-            GF_TRY(gf_grow((void **)&s->snap[k], p->n_local, sizeof(double)));
-        s->capv = p->n_local;
-    }
     /* Scales of the stopping test, from the free velocities. */
     double vref = 0.0, scale = 0.0;
     if (fixed <= 0) {
-        vref = reference_velocity(s, p, w, c, inv_dt);
-        scale = body_speed(p);
+        vref = reference_velocity(s);
+        scale = body_speed(s, p);
     }
     /* Warm-start impulses enter the velocities before the first sweep. */
-    for (size_t j = 0; j < c->count; ++j) {
-        const double l[3] = {c->lambda[0][j], c->lambda[1][j], c->lambda[2][j]};
-        if (l[0] != 0.0 || l[1] != 0.0 || l[2] != 0.0)
-            apply_block(s, p, c, j, l);
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        if (k->lambda[0] != 0.0 || k->lambda[1] != 0.0 || k->lambda[2] != 0.0)
+            apply_change(s, k, k->lambda);
     }
     if (parallel)
-        GF_TRY(comm->sync(comm->ctx, p));
+        GF_TRY(sync_bodies(s, p, comm));
     /* D of the last GF_SOLVER_WINDOW + 1 sweeps (D_k at hist[k % n]); -1: not measured. */
     double hist[GF_SOLVER_WINDOW + 1];
     const int nh = GF_SOLVER_WINDOW + 1;
@@ -489,17 +592,17 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
         if (measure)
             snapshot(s, p);
         if (jacobi) {
-            GF_TRY(sweep_jacobi(s, p, w, c, inv_dt, &scale));
+            GF_TRY(sweep_jacobi(s, p, c, &scale));
             if (parallel)
-                GF_TRY(comm->sync(comm->ctx, p));
+                GF_TRY(sync_bodies(s, p, comm));
         } else {
             /* Interior contacts share no body with another rank; then colour by colour. */
-            GF_TRY(sweep_gauss_seidel(s, p, w, c, 0, n_interior, inv_dt, &scale));
+            GF_TRY(sweep_gauss_seidel(s, p, c, 0, n_interior, &scale));
             for (int col = 0; col < phases; ++col) {
                 if (phases == 1 || col == comm->color)
-                    GF_TRY(sweep_gauss_seidel(s, p, w, c, n_interior, c->count, inv_dt, &scale));
+                    GF_TRY(sweep_gauss_seidel(s, p, c, n_interior, s->ncontact, &scale));
                 if (parallel)
-                    GF_TRY(comm->sync(comm->ctx, p));
+                    GF_TRY(sync_bodies(s, p, comm));
             }
         }
         res->iterations = k;
@@ -528,4 +631,45 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
             break;
     }
     return GF_OK;
+}
+
+gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
+                          double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+    const int parallel = comm && comm->sync;
+    const long fixed = s->prm.sweeps;
+    const long nsweeps = fixed > 0 ? fixed : s->prm.max_iterations;
+    memset(res, 0, sizeof *res);
+    res->converged = fixed > 0 ? -1 : 0;
+    if ((!parallel && c->count == 0) || nsweeps <= 0) {
+        res->converged = fixed > 0 ? -1 : c->count == 0;
+        return GF_OK;
+    }
+    size_t n_interior = 0;
+    GF_TRY(plan_sweeps(s, p, c, comm, &n_interior));
+    if (fixed <= 0 && p->n_local > s->capv)
+        GF_TRY(reserve((void **)&s->snap, &s->capv, p->n_local, 6 * sizeof *s->snap));
+    if (s->prm.mode == GF_SWEEP_JACOBI)
+        GF_TRY(reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
+    /* The step's part of the records: velocities, geometry motion, impulses, gap terms. */
+    size_t nb = s->nbody;
+    bodies_from_particles(s, p, NULL, nb);
+    for (size_t k = 0; k < GF_MAX_BODIES; ++k)
+        memcpy(s->body[nb + k].v, w->velocity[k], sizeof w->velocity[k]);
+    const double inv_dt = 1.0 / dt;
+    for (size_t q = 0; q < c->count; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        size_t j = (size_t)k->contact;
+        for (int m = 0; m < 3; ++m)
+            k->lambda[m] = c->lambda[m][j];
+        k->bias = gap_term(s, c->gap[j], inv_dt);
+    }
+    gf_status st = iterate(s, p, c, comm, n_interior, res);
+    for (size_t q = 0; q < c->count; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        size_t j = (size_t)k->contact;
+        for (int m = 0; m < 3; ++m)
+            c->lambda[m][j] = k->lambda[m];
+    }
+    bodies_to_particles(s, p, NULL, nb);
+    return st;
 }

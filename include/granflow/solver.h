@@ -90,20 +90,59 @@ typedef struct {
     double residual;  /* error / reference: compare with the tolerance (0 when error is 0) */
 } gf_solver_result;
 
+/* A body as the sweep reads it: one cache line. Copies of a body on this rank share one record
+ * (its velocity slot); geometry body k (walls, obstacles) is record nbody + k, of infinite mass
+ * and moving at its velocity, so every contact has two bodies and the sweep no branch. */
+typedef struct {
+    double v[3], w[3];
+    double im; /* inverse mass */
+    double ii; /* inverse moment of inertia of an isotropic body (a sphere); 0 otherwise */
+} gf_solver_body;
+
+/* A contact as the sweep reads it, in sweep order. For two spheres (or a sphere and the
+ * geometry) the lever arms lie along the normal, r1 = -rho1 n and r2 = rho2 n, so the relative
+ * velocity and the impulse's effect follow from n, t (o = n x t) and the two lengths, and the
+ * Delassus block is diag(a_n, a_t, a_t): the maximum-dissipation kernel is a closed form, the
+ * same as Coulomb's (frictionless: mu 0). Other contacts have a gf_solver_general record. */
+typedef struct {
+    int32_t b1, b2;  /* body records */
+    int32_t general; /* -1: a sphere block; otherwise its gf_solver_general record */
+    int32_t contact; /* the contact's index in gf_contacts */
+    double n[3], t[3];
+    double rho1, rho2;
+    double an, inv_an, inv_at;
+    double lambda[3];
+    double bias; /* the normal velocity that closes the gap within the step (or recovers the
+                    error_reduction share of a penetration), subtracted from b_n */
+    double mu;
+} gf_solver_contact;
+
+/* The rest of a contact that is not a sphere block: the rows r_b x e_k (e = n, t, o) of each
+ * body's angular Jacobian, the same rows times the body's world-frame inverse inertia, and the
+ * Delassus block (nn, nt, no, tt, to, oo). */
+typedef struct {
+    double R1[3][3], R2[3][3];
+    double M1[3][3], M2[3][3];
+    double A[6];
+} gf_solver_general;
+
 typedef struct {
     gf_solver_params prm;
-    gf_contact_kernel_fn kernel;
-    size_t capc;
-    double *A[6]; /* Delassus block per contact in its frame: nn, nt, no, tt, to, oo */
+    gf_contact_kernel_fn kernel; /* of the general blocks */
+    size_t ncontact, capc;
+    gf_solver_contact *rec; /* in contact order after prepare, in sweep order during a solve */
+    gf_solver_contact *tmp; /* the permutation's target */
+    size_t captmp;
+    size_t ngeneral, capg;
+    gf_solver_general *gen;
+    size_t nbody, capb; /* particles (owned and ghosts), then GF_MAX_BODIES geometry bodies */
+    gf_solver_body *body;
     size_t capdl;
-    double *dl[3]; /* Jacobi: the pending impulse change of each contact */
-    size_t capo;
-    int32_t *s1, *s2; /* velocity slots of the bodies of each contact (s2 < 0: a wall) */
-    int32_t *order;   /* contacts, interior ones first */
+    double *dl;    /* Jacobi: the pending impulse change of each contact, 3 per contact */
+    int32_t *edge; /* particles whose velocities the synchronisation reads or writes */
+    size_t nedge, cape;
     size_t capv;
-    double *snap[6]; /* owned velocities before a measured sweep: v, w */
-    size_t capb;
-    double *iI[6]; /* world-frame inverse inertia per body: xx, xy, xz, yy, yz, zz */
+    double *snap; /* owned velocities before a measured sweep: 6 per body */
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
@@ -114,8 +153,15 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root);
 
 gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm);
 void gf_solver_free(gf_solver *s);
+/* The bytes a Gauss-Seidel sweep reads per contact iteration of two spheres: the contact's
+ * record and its two bodies' (for benchmarks). */
+size_t gf_solver_bytes_per_iteration(void);
+/* How many of the prepared contacts take the general kernel (the others are sphere blocks). */
+size_t gf_solver_general_count(const gf_solver *s);
 
-/* Computes the Delassus blocks of all contacts (step 2 of DESIGN.md). */
+/* Computes the Delassus blocks of all contacts and the sweep's records (step 2 of DESIGN.md);
+ * the particles' velocities may still change before the solve, their masses and orientations
+ * not. */
 gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contacts *c);
 
 /* On entry the particle velocities are the free velocities of the step; on exit they are the
