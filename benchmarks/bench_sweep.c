@@ -145,13 +145,9 @@ int main(int argc, char **argv) {
         if (o == 1 && scramble(&p) != GF_OK)
             return fail("scramble");
         if (o == 2) {
-#ifdef GF_HAVE_PARTICLES_SORT
-            if (gf_particles_sort(&p, 4.0 * R) != GF_OK)
+            if (gf_particles_sort(&p, 2.0 * R) != GF_OK)
                 return fail("sort");
             have_sort = 1;
-#else
-            break;
-#endif
         }
         if (solve_order(&p, &w, &m, sweeps, repeats, &res[o]) != GF_OK)
             return fail(names[o]);

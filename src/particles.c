@@ -60,6 +60,77 @@ gf_status gf_particles_reserve(gf_particles *p, size_t capacity) {
     return st;
 }
 
+typedef struct {
+    uint64_t key;
+    int64_t id;
+    size_t index;
+} sort_entry;
+
+static int cmp_sort_entry(const void *a, const void *b) {
+    const sort_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Moves the elements of array a (of `size` bytes each) into the order `from`: element i takes
+ * the one at from[i]. */
+static void permute(void *a, size_t size, const sort_entry *from, size_t n, void *tmp) {
+    char *src = a, *dst = tmp;
+    for (size_t i = 0; i < n; ++i)
+        memcpy(dst + i * size, src + from[i].index * size, size);
+    memcpy(a, tmp, n * size);
+}
+
+gf_status gf_particles_sort(gf_particles *p, double cell) {
+    size_t n = p->n_local;
+    if (p->n_ghost != 0)
+        return GF_ERROR(GF_ERR_STATE, "particles are sorted only without ghosts (%zu present)",
+                        p->n_ghost);
+    if (n < 2)
+        return GF_OK;
+    if (!(cell > 0.0) || !isfinite(cell))
+        return GF_ERROR(GF_ERR_INPUT, "the cell size of the spatial sort must be positive (%g)",
+                        cell);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < n; ++i) {
+            lo[d] = fmin(lo[d], p->x[d][i]);
+            hi[d] = fmax(hi[d], p->x[d][i]);
+        }
+    /* Cells at least `cell` wide, at most 2^21 along an axis (a key's share of 63 bits). */
+    double h[3];
+    for (int d = 0; d < 3; ++d)
+        h[d] = fmax(cell, (hi[d] - lo[d]) / 2097151.0);
+    sort_entry *e = malloc(n * sizeof *e);
+    void *tmp = malloc(n * sizeof(double));
+    if (!e || !tmp) {
+        free(e);
+        free(tmp);
+        return GF_ERROR(GF_ERR_MEMORY, "spatial sort of %zu particles", n);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t key = 0;
+        for (int d = 0; d < 3; ++d) {
+            double c = floor((p->x[d][i] - lo[d]) / h[d]);
+            uint64_t k = c > 0.0 ? (c < 2097151.0 ? (uint64_t)c : 2097151u) : 0u;
+            key |= k << (21 * d);
+        }
+        e[i] = (sort_entry){key, p->id[i], i};
+    }
+    qsort(e, n, sizeof *e, cmp_sort_entry);
+#define PERMUTE_ARRAY(a) permute((a), sizeof *(a), e, n, tmp)
+    FOR_EACH_DOUBLE_ARRAY(p, PERMUTE_ARRAY);
+    PERMUTE_ARRAY(p->id);
+    PERMUTE_ARRAY(p->material);
+    PERMUTE_ARRAY(p->shape);
+    PERMUTE_ARRAY(p->clump);
+#undef PERMUTE_ARRAY
+    free(e);
+    free(tmp);
+    return GF_OK;
+}
+
 void gf_particles_set(gf_particles *p, size_t i, const gf_particle *r) {
     p->id[i] = r->id;
     for (int k = 0; k < 3; ++k) {

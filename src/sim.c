@@ -26,6 +26,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     gf_timers_reset(&sim->timers);
     sim->dt = 1e-4;
     sim->check_every = 100;
+    sim->sort_every = GF_SIM_SORT_EVERY;
     for (int d = 0; d < 3; ++d) {
         sim->lo[d] = -INFINITY;
         sim->hi[d] = INFINITY;
@@ -196,6 +197,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     double frac = 0.05;
     GF_TRY(gf_config_get_double(cb, "margin_fraction", frac, &frac));
     GF_TRY(gf_config_check_range(cb, "margin_fraction", frac, 0.0, 10.0));
+    GF_TRY(gf_config_get_long(cb, "sort_every", GF_SIM_SORT_EVERY, &sim->sort_every));
+    GF_TRY(gf_config_check_range(cb, "sort_every", (double)sim->sort_every, 0, 1e9));
 
     gf_config_block *ob = gf_config_section(root, "Output");
     if (!ob)
@@ -324,12 +327,19 @@ static gf_status update_margin(gf_sim *sim) {
     return GF_OK;
 }
 
-/* Migration and ghosts: the exchange phase of a step. */
+/* Migration, the spatial sort and ghosts: the exchange phase of a step. The sort follows the
+ * step count, so a run restarted from a checkpoint (which keeps the memory order) sorts at the
+ * same steps and continues bit for bit. */
 static gf_status exchange(gf_sim *sim) {
     gf_particles_clear_ghosts(&sim->particles);
     if (sim->distributed)
         GF_TRY(gf_exchange_migrate(&sim->xch, &sim->particles,
                                    sim->solver_params.warm_start ? &sim->warm : NULL));
+    /* Cells of the link cells' size (from the last step's margin): contacts are found cell by
+     * cell in this order. */
+    double cell = 2.0 * sim->max_radius + sim->margin;
+    if (sim->sort_every > 0 && sim->step % sim->sort_every == 0 && cell > 0.0)
+        GF_TRY(gf_particles_sort(&sim->particles, cell));
     GF_TRY(update_margin(sim));
     if (sim->distributed)
         GF_TRY(gf_exchange_ghosts(&sim->xch, &sim->particles, 2.0 * sim->max_radius + sim->margin));

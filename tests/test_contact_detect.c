@@ -165,8 +165,64 @@ static void test_contact_frame(void **state) {
     gf_particles_free(&p);
 }
 
+/* The spatial sort keeps every particle as it was and orders them by cell, x fastest, then y,
+ * then z (the order in which detection visits its cells), by id within a cell. */
+static void test_spatial_sort(void **state) {
+    (void)state;
+    gf_particles p, ref;
+    const size_t n = 3000;
+    const double cell = 0.07;
+    random_system(&p, 77, n, 0, 1.0, 0.005, 0.03);
+    random_system(&ref, 77, n, 0, 1.0, 0.005, 0.03);
+    for (size_t i = 0; i < n; ++i) { /* distinct values: every array must travel */
+        p.v[i % 3][i] = ref.v[i % 3][i] = (double)i;
+        p.material[i] = ref.material[i] = (int32_t)(i % 7);
+        p.shape[i] = ref.shape[i] = (int32_t)(i % 5);
+        p.clump[i] = ref.clump[i] = (int32_t)i;
+    }
+    GF_ASSERT_OK(gf_particles_sort(&p, cell));
+    assert_int_equal(p.n_local, n);
+    double lo[3] = {INFINITY, INFINITY, INFINITY};
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < n; ++i)
+            lo[d] = fmin(lo[d], ref.x[d][i]);
+    long prev[3] = {-1, -1, -1};
+    int64_t prev_id = -1;
+    char *seen = calloc(n, 1);
+    for (size_t i = 0; i < n; ++i) {
+        int64_t id = p.id[i];
+        assert_true(id >= 0 && (size_t)id < n && !seen[id]);
+        seen[id] = 1;
+        gf_particle a, b;
+        memset(&a, 0, sizeof a); /* padding too: compared as memory */
+        memset(&b, 0, sizeof b);
+        gf_particles_get(&p, i, &a);
+        gf_particles_get(&ref, (size_t)id, &b); /* random_system gives particle i the id i */
+        assert_memory_equal(&a, &b, sizeof a);
+        long c[3];
+        for (int d = 0; d < 3; ++d)
+            c[d] = (long)floor((p.x[d][i] - lo[d]) / cell);
+        /* Lexicographic in (z, y, x), then by id. */
+        int order = 0;
+        for (int d = 2; d >= 0 && order == 0; --d)
+            order = (c[d] > prev[d]) - (c[d] < prev[d]);
+        assert_true(order > 0 || (order == 0 && id > prev_id));
+        memcpy(prev, c, sizeof c);
+        prev_id = id;
+    }
+    free(seen);
+    /* Ghosts' places are the exchange's: a sort with ghosts present is refused. */
+    gf_particle g;
+    gf_particles_get(&ref, 0, &g);
+    GF_ASSERT_OK(gf_particles_add_ghost(&p, &g));
+    assert_int_equal(gf_particles_sort(&p, cell), GF_ERR_STATE);
+    gf_particles_free(&p);
+    gf_particles_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spatial_sort),
         cmocka_unit_test(test_matches_brute_force),
         cmocka_unit_test(test_contact_frame),
     };

@@ -57,6 +57,12 @@ void gf_particles_clear_ghosts(gf_particles *p);
 /* Removes owned particle i by moving the last owned one into its slot (no ghosts present). */
 void gf_particles_remove(gf_particles *p, size_t i);
 void gf_particles_get(const gf_particles *p, size_t i, gf_particle *rec);
+/* Puts the owned particles (no ghosts present) in the order of cells `cell` wide, x fastest, then
+ * y, then z, by id within a cell: the order in which contact detection visits its link cells, so
+ * the contacts, which the solver sweeps in the order found, read their bodies in memory order
+ * (a Morton order measured 25% slower: the sweep then jumps between rows of cells). The order
+ * depends only on the particles' positions and ids. */
+gf_status gf_particles_sort(gf_particles *p, double cell);
 void gf_particles_set(gf_particles *p, size_t i, const gf_particle *rec);
 
 /* A solid sphere of the given radius and density, at rest, identity orientation. */

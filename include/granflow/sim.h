@@ -23,6 +23,9 @@
  * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),
  * and the deepest penetration, in metres and relative to the smaller radius of the pair. Taken
  * right after the solve, while the pairs' particle indices are still valid. */
+/* Steps between spatial sorts by default (Contact.sort_every). */
+#define GF_SIM_SORT_EVERY 20
+
 typedef struct {
     int64_t solved, touching, loaded;
     double max_penetration, max_penetration_rel;
@@ -59,6 +62,7 @@ typedef struct {
     long steps;              /* steps to run */
     double margin_tolerance; /* speculative contact margin beyond the velocity term (m) */
     double margin_fraction;  /* ... plus this share of the largest radius present */
+    long sort_every;         /* steps between spatial sorts of the owned particles (0: never) */
     double margin;           /* the margin of the current step (contact detection and ghosts) */
     double max_radius;       /* the largest radius present (global), with the margin */
     int warned_displacement; /* the warning of a coarse time step was given */
