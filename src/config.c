@@ -69,6 +69,8 @@ struct gf_config_block {
 struct gf_config {
     char *filename;
     gf_config_block *root;
+    gf_config_watcher watcher; /* see gf_config_watch */
+    void *watcher_ctx;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -906,6 +908,56 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
 /* ------------------------------------------------------------------------------------------ */
 /* Access                                                                                     */
 
+void gf_config_watch(gf_config *cfg, gf_config_watcher fn, void *ctx) {
+    cfg->watcher = fn;
+    cfg->watcher_ctx = ctx;
+}
+
+static size_t section_count(const gf_config_block *parent, const char *name);
+static int has_key(const gf_config_block *b, const char *key);
+
+/* "Domain/Wall": the names from the top level down to b (the top level's is empty). */
+static size_t block_path(const gf_config_block *b, char *buf, size_t size) {
+    if (!b->parent) {
+        buf[0] = '\0';
+        return 0;
+    }
+    size_t n = block_path(b->parent, buf, size);
+    int k = snprintf(buf + n, size - n, "%s%s", n ? "/" : "", b->name);
+    return k < 0 ? n : (n + (size_t)k < size ? n + (size_t)k : size - 1);
+}
+
+/* Tells the watcher, if any, of an access to b (or to its sub-block `child`). */
+static void tell(const gf_config_block *b, const char *child, gf_config_access *a) {
+    const gf_config *cfg = b->cfg;
+    if (!cfg->watcher)
+        return;
+    char path[1024];
+    size_t n = block_path(b, path, sizeof path);
+    if (child)
+        snprintf(path + n, sizeof path - n, "%s%s", n ? "/" : "", child);
+    a->path = path;
+    cfg->watcher(cfg->watcher_ctx, a);
+}
+
+static void tell_key(const gf_config_block *b, gf_config_access_kind kind, const char *key,
+                     const char *def, int required) {
+    if (!b->cfg->watcher)
+        return;
+    gf_config_access a = {
+        .kind = kind, .key = key, .def = def, .required = required, .given = has_key(b, key)};
+    tell(b, NULL, &a);
+}
+
+static void tell_block(gf_config_block *parent, const char *name, size_t index) {
+    if (!parent->cfg->watcher)
+        return;
+    gf_config_access a = {.kind = GF_CONFIG_ACCESS_BLOCK,
+                          .index = index,
+                          .given = section_count(parent, name) > index};
+    tell(parent, name, &a);
+}
+
 gf_config_block *gf_config_root(gf_config *cfg) {
     cfg->root->used = 1;
     return cfg->root;
@@ -924,18 +976,25 @@ const char *gf_config_block_where(const gf_config_block *b, char *buf, size_t si
 }
 
 gf_config_block *gf_config_section(gf_config_block *parent, const char *name) {
+    tell_block(parent, name, 0);
     gf_config_block *b = section_find_or_make(parent, name);
     if (b)
         b->used = 1;
     return b;
 }
 
-size_t gf_config_section_count(gf_config_block *parent, const char *name) {
+static size_t section_count(const gf_config_block *parent, const char *name) {
     const child_group *g = find_group(parent, name);
     return g ? g->n - g->nimplicit : 0;
 }
 
+size_t gf_config_section_count(gf_config_block *parent, const char *name) {
+    tell_block(parent, name, 0);
+    return section_count(parent, name);
+}
+
 gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name, size_t k) {
+    tell_block(parent, name, k);
     child_group *g = find_group(parent, name);
     if (!g || k >= g->n - g->nimplicit)
         return NULL;
@@ -952,9 +1011,14 @@ gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name
     return c;
 }
 
-int gf_config_has(const gf_config_block *b, const char *key) {
+static int has_key(const gf_config_block *b, const char *key) {
     const entry *e = find_entry(b, key);
     return e && !e->is_default;
+}
+
+int gf_config_has(const gf_config_block *b, const char *key) {
+    tell_key(b, GF_CONFIG_ACCESS_HAS, key, NULL, 0);
+    return has_key(b, key);
 }
 
 static void where_of(const gf_config_block *b, const entry *e, char *buf, size_t size) {
@@ -1022,7 +1086,7 @@ int gf_config_format_double(double x, char *buf, size_t size) {
     return n;
 }
 
-gf_status gf_config_get_double(gf_config_block *b, const char *key, double def, double *out) {
+static gf_status double_value(gf_config_block *b, const char *key, double def, double *out) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
@@ -1040,7 +1104,7 @@ gf_status gf_config_get_double(gf_config_block *b, const char *key, double def, 
     return GF_OK;
 }
 
-gf_status gf_config_get_long(gf_config_block *b, const char *key, long def, long *out) {
+static gf_status long_value(gf_config_block *b, const char *key, long def, long *out) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
@@ -1061,7 +1125,7 @@ gf_status gf_config_get_long(gf_config_block *b, const char *key, long def, long
     return GF_OK;
 }
 
-gf_status gf_config_get_bool(gf_config_block *b, const char *key, int def, int *out) {
+static gf_status bool_value(gf_config_block *b, const char *key, int def, int *out) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
@@ -1087,8 +1151,8 @@ gf_status gf_config_get_bool(gf_config_block *b, const char *key, int def, int *
     return type_error(b, e, "true or false");
 }
 
-gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *def, char *out,
-                               size_t size) {
+static gf_status string_value(gf_config_block *b, const char *key, const char *def, char *out,
+                              size_t size) {
     entry *e, *d;
     GF_TRY(lookup(b, key, &e, &d));
     const char *val;
@@ -1113,6 +1177,16 @@ gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *
     return GF_OK;
 }
 
+/* "< 1, 0, 0 >", as in a file. */
+static void format_vector(const double *v, int n, char *buf, size_t size) {
+    int len = snprintf(buf, size, "< ");
+    for (int i = 0; i < n; ++i) {
+        len += snprintf(buf + len, size - (size_t)len, i ? ", " : "");
+        len += gf_config_format_double(v[i], buf + len, size - (size_t)len);
+    }
+    snprintf(buf + len, size - (size_t)len, " >");
+}
+
 /* A vector of n components (3, or 4 for quaternions); `what` names the expected form. */
 static gf_status get_vector(gf_config_block *b, const char *key, int n, const double *def,
                             double *out, const char *what) {
@@ -1120,12 +1194,7 @@ static gf_status get_vector(gf_config_block *b, const char *key, int n, const do
     GF_TRY(lookup(b, key, &e, &d));
     if (d) {
         char buf[160];
-        int len = snprintf(buf, sizeof buf, "< ");
-        for (int i = 0; i < n; ++i) {
-            len += snprintf(buf + len, sizeof buf - (size_t)len, i ? ", " : "");
-            len += gf_config_format_double(def[i], buf + len, sizeof buf - (size_t)len);
-        }
-        snprintf(buf + len, sizeof buf - (size_t)len, " >");
+        format_vector(def, n, buf, sizeof buf);
         d->kind = VAL_VECTOR;
         d->nvec = n;
         memcpy(d->num, def, (size_t)n * sizeof *def);
@@ -1146,13 +1215,54 @@ static gf_status get_vector(gf_config_block *b, const char *key, int n, const do
     return GF_OK;
 }
 
+/* The getters tell the watcher first: an access that fails was still asked for. */
+
+gf_status gf_config_get_double(gf_config_block *b, const char *key, double def, double *out) {
+    if (b->cfg->watcher) {
+        char buf[64];
+        gf_config_format_double(def, buf, sizeof buf);
+        tell_key(b, GF_CONFIG_ACCESS_DOUBLE, key, buf, 0);
+    }
+    return double_value(b, key, def, out);
+}
+
+gf_status gf_config_get_long(gf_config_block *b, const char *key, long def, long *out) {
+    if (b->cfg->watcher) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%ld", def);
+        tell_key(b, GF_CONFIG_ACCESS_LONG, key, buf, 0);
+    }
+    return long_value(b, key, def, out);
+}
+
+gf_status gf_config_get_bool(gf_config_block *b, const char *key, int def, int *out) {
+    tell_key(b, GF_CONFIG_ACCESS_BOOL, key, def ? "true" : "false", 0);
+    return bool_value(b, key, def, out);
+}
+
+gf_status gf_config_get_string(gf_config_block *b, const char *key, const char *def, char *out,
+                               size_t size) {
+    tell_key(b, GF_CONFIG_ACCESS_STRING, key, def ? def : "", 0);
+    return string_value(b, key, def, out, size);
+}
+
 gf_status gf_config_get_vec3(gf_config_block *b, const char *key, const double def[3],
                              double out[3]) {
+    if (b->cfg->watcher) {
+        char buf[160];
+        format_vector(def, 3, buf, sizeof buf);
+        tell_key(b, GF_CONFIG_ACCESS_VEC3, key, buf, 0);
+    }
     return get_vector(b, key, 3, def, out, "a vector < x, y, z >");
 }
 
 gf_status gf_config_get_quat(gf_config_block *b, const char *key, const double def[4],
                              double out[4]) {
+    if (b->cfg->watcher) {
+        char buf[160];
+        format_vector(def, 4, buf, sizeof buf);
+        tell_key(b, GF_CONFIG_ACCESS_QUAT, key, buf, 0);
+    }
     return get_vector(b, key, 4, def, out, "a quaternion < w, x, y, z >");
 }
 
@@ -1169,26 +1279,37 @@ static gf_status missing(gf_config_block *b, const char *key, const char *what) 
 }
 
 gf_status gf_config_require_double(gf_config_block *b, const char *key, double *out) {
-    if (!gf_config_has(b, key))
+    tell_key(b, GF_CONFIG_ACCESS_DOUBLE, key, NULL, 1);
+    if (!has_key(b, key))
         return missing(b, key, "a number");
-    return gf_config_get_double(b, key, 0.0, out);
+    return double_value(b, key, 0.0, out);
 }
 
 gf_status gf_config_require_string(gf_config_block *b, const char *key, char *out, size_t size) {
-    if (!gf_config_has(b, key))
+    tell_key(b, GF_CONFIG_ACCESS_STRING, key, NULL, 1);
+    if (!has_key(b, key))
         return missing(b, key, "a word or a string");
-    return gf_config_get_string(b, key, "", out, size);
+    return string_value(b, key, "", out, size);
 }
 
 gf_status gf_config_require_vec3(gf_config_block *b, const char *key, double out[3]) {
     static const double zero[3] = {0.0, 0.0, 0.0};
-    if (!gf_config_has(b, key))
+    tell_key(b, GF_CONFIG_ACCESS_VEC3, key, NULL, 1);
+    if (!has_key(b, key))
         return missing(b, key, "a vector < x, y, z >");
-    return gf_config_get_vec3(b, key, zero, out);
+    return get_vector(b, key, 3, zero, out, "a vector < x, y, z >");
 }
 
 gf_status gf_config_check_range(gf_config_block *b, const char *key, double value, double lo,
                                 double hi) {
+    if (b->cfg->watcher) {
+        gf_config_access a = {.kind = GF_CONFIG_ACCESS_RANGE,
+                              .key = key,
+                              .given = has_key(b, key),
+                              .lo = lo,
+                              .hi = hi};
+        tell(b, NULL, &a);
+    }
     if (value >= lo && value <= hi)
         return GF_OK;
     char where[512], range[128];

@@ -76,6 +76,38 @@ gf_status gf_config_check_range(gf_config_block *b, const char *key, double valu
  * snprintf: returns the length it wanted. */
 int gf_config_format_double(double x, char *buf, size_t size);
 
+/* What the program asks of a configuration, told to a watcher as it happens: the registry of
+ * keys (config_schema.h) is checked against it by tests/test_config_schema.c, so that no key the
+ * program reads goes undocumented and no documented default differs from the program's. */
+typedef enum {
+    GF_CONFIG_ACCESS_DOUBLE, /* the typed getters, gf_config_get_* and gf_config_require_* */
+    GF_CONFIG_ACCESS_LONG,
+    GF_CONFIG_ACCESS_BOOL,
+    GF_CONFIG_ACCESS_STRING,
+    GF_CONFIG_ACCESS_VEC3,
+    GF_CONFIG_ACCESS_QUAT,
+    GF_CONFIG_ACCESS_HAS,   /* gf_config_has */
+    GF_CONFIG_ACCESS_RANGE, /* gf_config_check_range: lo and hi */
+    GF_CONFIG_ACCESS_BLOCK  /* gf_config_section, _count and _nth: the block of `path` */
+} gf_config_access_kind;
+
+typedef struct {
+    gf_config_access_kind kind;
+    const char *path; /* of the block from the top level, "Domain/Wall" ("" the top level) */
+    const char *key;  /* NULL for blocks */
+    int required;     /* a gf_config_require_* getter */
+    const char *def;  /* getters other than required ones: the default as the effective
+                         configuration writes it ("< 0, 0, 1 >", "1e-05"; strings unquoted) */
+    int given;        /* the key (or the asked-for block) is in the file or on the command line */
+    double lo, hi;    /* ranges */
+    size_t index;     /* blocks: the member gf_config_section_nth asks for, 0 otherwise */
+} gf_config_access;
+
+/* The strings of an access live until the watcher returns. */
+typedef void (*gf_config_watcher)(void *ctx, const gf_config_access *access);
+/* Calls fn(ctx, ...) for every access from now on; fn NULL stops it. */
+void gf_config_watch(gf_config *cfg, gf_config_watcher fn, void *ctx);
+
 /* After the program has read everything: keys and blocks nobody read are errors. */
 gf_status gf_config_check_unused(gf_config *cfg);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "granflow/config.h"
+#include "granflow/config_schema.h"
 #include "granflow/io.h"
 #include "granflow/log.h"
 #include "granflow/par.h"
@@ -38,6 +39,9 @@ static void usage(void) {
         "  --restart-force  continue even if other keys differ (a warning names them)\n"
         "  --dry-run    check the setup for --ranks N processes without running (memory estimate)\n"
         "  --ranks N    the rank count of a dry run (default: this job's)\n"
+        "  --help-config [BLOCK]  every configuration key (or those of BLOCK and its\n"
+        "               sub-blocks) with its type, default, range and meaning; --help-config\n"
+        "               markdown prints README.md's table of keys\n"
         "  --help       this text\n"
         "  --version    version and build information\n"
         "\n"
@@ -54,6 +58,8 @@ typedef struct {
     int dry_ranks;
     int check_only;
     int help;
+    int help_config;
+    const char *help_block; /* --help-config BLOCK */
     int version;
     int noverrides;
     char **overrides;
@@ -66,7 +72,11 @@ static gf_status parse_args(int argc, char **argv, options *o) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
             o->help = 1;
-        else if (strcmp(a, "--version") == 0)
+        else if (strcmp(a, "--help-config") == 0) {
+            o->help_config = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                o->help_block = argv[++i];
+        } else if (strcmp(a, "--version") == 0)
             o->version = 1;
         else if (strcmp(a, "--check") == 0)
             o->check_only = 1;
@@ -92,7 +102,7 @@ static gf_status parse_args(int argc, char **argv, options *o) {
             return GF_ERROR(GF_ERR_INPUT, "more than one configuration file given ('%s' and '%s')",
                             o->config_path, a);
     }
-    if (!o->config_path && !o->help && !o->version)
+    if (!o->config_path && !o->help && !o->help_config && !o->version)
         return GF_ERROR(GF_ERR_INPUT, "no configuration file given (see granflow --help)");
     if (o->restart_force && !o->restart)
         return GF_ERROR(GF_ERR_INPUT, "--restart-force needs --restart F");
@@ -159,6 +169,23 @@ int main(int argc, char **argv) {
     if (gf_par_conclude(&par, st, 1)) {
         gf_par_finalize();
         return GF_EXIT_USAGE;
+    }
+    if (o.help_config) {
+        char *text = NULL;
+        if (o.help_block && strcmp(o.help_block, "markdown") == 0)
+            st = gf_config_schema_markdown(&text);
+        else
+            st = gf_config_schema_help(o.help_block, &text);
+        if (st == GF_OK) {
+            size_t n = strlen(text);
+            if (n > 0 && text[n - 1] == '\n')
+                text[n - 1] = '\0'; /* gf_log_info ends the line */
+            gf_log_info("%s", text);
+        }
+        free(text);
+        int bad = gf_par_conclude(&par, st, 1);
+        gf_par_finalize();
+        return bad ? GF_EXIT_USAGE : 0;
     }
     if (o.help || o.version) {
         if (o.help)

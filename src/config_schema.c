@@ -1,0 +1,706 @@
+#include "granflow/config_schema.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* The registry                                                                               */
+
+static const gf_config_block_info blocks[] = {
+    {"Domain", 0,
+     "The box of the simulation, its walls and obstacles. Faces of a non-periodic axis without a "
+     "wall are open: a particle whose centre leaves the box there is deleted, counted and weighed "
+     "like outflow, and reported in the summary as having left through open faces (behind a "
+     "walled face a centre arrives only if the solver let a particle through the wall; it is "
+     "removed the same way)."},
+    {"Domain/Wall", 1, "A plane wall; the particles are on the side its normal points to."},
+    {"Domain/Box", 1,
+     "An obstacle: a solid box with faces along the axes, of infinite mass to every shape."},
+    {"Domain/Cylinder", 1, "An obstacle: a solid cylinder with caps, of infinite mass."},
+    {"Materials", 0,
+     "The materials and the friction of each pair of them. Friction is a property of a pair of "
+     "materials (a table with a default), not the combination of two per-material values. "
+     "Besides the Material blocks there is always the material default (index 0, density "
+     "1000 kg/m^3), which every material key names unless told otherwise; at most 16 materials "
+     "in all."},
+    {"Materials/Material", 1, "A material."},
+    {"Materials/Pair", 1, "The friction of one pair of materials."},
+    {"Clump", 1,
+     "A clump template: a rigid union of 1 to 32 spheres (a multisphere particle) for shape "
+     "clump, given in any frame; the members are moved into the principal frame."},
+    {"Clump/Sphere", 1, "A member sphere of the clump."},
+    {"Body", 1,
+     "One rigid body each. Bodies get the ids after the particle file's and the lattice's. A "
+     "body that reaches outside the domain (along a non-periodic axis), overlaps a wall, an "
+     "obstacle, another body or a particle of the lattice or the particle file is refused, "
+     "naming both."},
+    {"Particles", 0,
+     "At most one: particles from a file (a CSV table, or a granflow snapshot or checkpoint), "
+     "placed before the Lattice and Body blocks, whose ids follow the file's largest; not read "
+     "on --restart (README.md, Particle files)."},
+    {"Lattice", 0,
+     "The initial particles on a lattice of sites, drawn from a mixture of kinds, sizes and "
+     "orientations (README.md, Generators of particles of any shape). A particle's centre of "
+     "mass is at its site. Particles overlapping a wall or obstacle are left out (their shape "
+     "decides: the bounding sphere first, the exact shape when that touches), and their number "
+     "is printed at start; touching (up to the rounding of the decimal input) is not "
+     "overlapping. Along a periodic axis the sites must lie in [min, max) and particles may "
+     "cross the face, but the last must clear the periodic image of the first."},
+    {"Lattice/Kind", 1,
+     "One kind of particle of the mixture (at most 16): the shape keys of a Body block, a "
+     "fraction and a material. Shape keys of the generator's block beside Kind blocks are "
+     "refused."},
+    {"Lattice/Size", 1, "One scale of size discrete (at most 16)."},
+    {"Inflow", 0,
+     "A piston wall at x = position with normal +x, moving at speed; whenever it has moved "
+     "reset_distance it jumps back and releases a new layer of particles on a grid in y and z, "
+     "drawn like the lattice's. A layer may hold at most 1e8 grid points. At a reset, grid "
+     "points that a particle still overlaps by more than 1% of the largest bounding radius stay "
+     "empty in that layer (bounding spheres first, the exact shapes when those overlap; decided "
+     "alike on every rank count)."},
+    {"Inflow/Kind", 1, "As Lattice/Kind, for the inflow's particles."},
+    {"Inflow/Size", 1, "As Lattice/Size, for the inflow's particles."},
+    {"Outflow", 0,
+     "Particles with x beyond position are deleted. Without an Outflow block, particles still "
+     "leave through open faces (see Domain)."},
+    {"Physics", 0, "External fields."},
+    {"Time", 0, "The time step and the length of the run."},
+    {"Solver", 0,
+     "The contact solver: non-linear block Gauss-Seidel sweeps over the contacts (README.md, "
+     "The stopping test of the solver)."},
+    {"Contact", 0, "Contact detection."},
+    {"Output", 0, "Progress lines, snapshots and checkpoints."},
+    {"Statistics", 0,
+     "The statistics file (a CSV row every `every` steps) and the summary at the end of a run."},
+};
+
+/* One line per key. Blocks that read a key alike (the same function, or the same meaning and
+ * default) share its line. */
+static const gf_config_key keys[] = {
+    {"Domain", "min", GF_KEY_VECTOR, NULL, "", "The lower corner of the box (m)."},
+    {"Domain", "max", GF_KEY_VECTOR, NULL, "above min on every axis",
+     "The upper corner of the box (m)."},
+    {"Domain", "periodic", GF_KEY_VECTOR, "< 0, 0, 0 >", "0 or 1 per axis",
+     "1 makes an axis periodic: positions are wrapped into [min, max) exactly, so a particle on "
+     "the seam has exactly one owner."},
+    {"Domain", "processes", GF_KEY_VECTOR, "< 0, 0, 0 >", "whole numbers, all three or none",
+     "Ranks along x, y and z; none: a decomposition chosen from the rank count and the box "
+     "shape, minimising the subdomain surface."},
+    {"Domain", "box_walls", GF_KEY_BOOL, "true", "",
+     "Walls on the faces of the non-periodic axes."},
+    {"Domain", "wall_axes", GF_KEY_VECTOR, "< 1, 1, 1 >", "0 or 1 per axis",
+     "With box_walls, walls on the faces of the axes marked 1 only."},
+    {"Domain", "wall_material", GF_KEY_STRING, "\"default\"", "a material's name",
+     "The material of the box walls."},
+    {"Domain/Wall", "point", GF_KEY_VECTOR, NULL, "", "A point of the plane (m)."},
+    {"Domain/Wall", "normal", GF_KEY_VECTOR, NULL, "nonzero",
+     "The normal of the plane, towards the particles (normalised by the program)."},
+    {"Domain/Wall", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "The wall moves at this velocity (m/s), and contacts see it."},
+    {"Domain/Wall Domain/Box Domain/Cylinder", "material", GF_KEY_STRING, "\"default\"",
+     "a material's name", "The obstacle's material."},
+    {"Domain/Box", "min", GF_KEY_VECTOR, NULL, "", "The lower corner of the box (m)."},
+    {"Domain/Box", "max", GF_KEY_VECTOR, NULL, "above min on every axis",
+     "The upper corner of the box (m)."},
+    {"Domain/Cylinder", "centre", GF_KEY_VECTOR, NULL, "", "The centre of the cylinder (m)."},
+    {"Domain/Cylinder", "axis", GF_KEY_VECTOR, "< 0, 0, 1 >", "nonzero",
+     "The direction of its axis."},
+    {"Domain/Cylinder", "radius", GF_KEY_NUMBER, NULL, "> 0", "Its radius (m)."},
+    {"Domain/Cylinder", "length", GF_KEY_NUMBER, NULL, "> 0",
+     "Its length along the axis, caps included (m)."},
+    {"Materials", "friction", GF_KEY_NUMBER, "0", "[0, 1e6]",
+     "The friction coefficient of every pair of materials without a Pair block."},
+    {"Materials/Material", "name", GF_KEY_STRING, NULL, "unique, at most 63 characters",
+     "The name the material keys use."},
+    {"Materials/Material", "density", GF_KEY_NUMBER, NULL, "> 0", "The density (kg/m^3)."},
+    {"Materials/Pair", "a", GF_KEY_STRING, "\"default\"", "a material's name",
+     "One material of the pair."},
+    {"Materials/Pair", "b", GF_KEY_STRING, "\"default\"", "a material's name",
+     "The other material of the pair."},
+    {"Materials/Pair", "friction", GF_KEY_NUMBER, NULL, "[0, 1e6]",
+     "The friction coefficient of the pair."},
+    {"Clump", "name", GF_KEY_STRING, NULL, "", "The name the clump keys use."},
+    {"Clump/Sphere", "centre", GF_KEY_VECTOR, NULL, "", "The centre, in the clump's frame (m)."},
+    {"Clump/Sphere", "radius", GF_KEY_NUMBER, NULL, "> 0", "The radius (m)."},
+    {"Body Lattice/Kind Inflow/Kind", "shape", GF_KEY_WORD, NULL,
+     "sphere, box, capsule, cylinder, clump",
+     "The shape, whose dimensions follow: radius (sphere, capsule, cylinder), half_extents "
+     "(box), half_length (capsule, cylinder), clump and scale (clump)."},
+    {"Lattice Inflow", "shape", GF_KEY_WORD, "sphere", "sphere, box, capsule, cylinder, clump",
+     "The shape of the particles when there are no Kind blocks (with the dimensions as in a "
+     "Body block)."},
+    {"Body Lattice Inflow Lattice/Kind Inflow/Kind", "radius", GF_KEY_NUMBER,
+     "(required for sphere, capsule, cylinder)", "> 0",
+     "The radius of a sphere, capsule or cylinder (m)."},
+    {"Body Lattice Inflow Lattice/Kind Inflow/Kind", "half_extents", GF_KEY_VECTOR,
+     "(required for box)", "> 0 each", "The half extents of a box along body x, y and z (m)."},
+    {"Body Lattice Inflow Lattice/Kind Inflow/Kind", "half_length", GF_KEY_NUMBER,
+     "(required for capsule, cylinder)", "> 0",
+     "Half the length of the axis of a capsule or cylinder, along body z (m)."},
+    {"Body Lattice Inflow Lattice/Kind Inflow/Kind", "clump", GF_KEY_STRING, "(required for clump)",
+     "the name of a Clump block", "The clump template."},
+    {"Body Lattice Inflow Lattice/Kind Inflow/Kind", "scale", GF_KEY_NUMBER, "1", "> 0",
+     "A scale on the clump template's centres and radii."},
+    {"Body", "position", GF_KEY_VECTOR, NULL, "",
+     "The centre of mass (m); for a clump the origin of the frame its spheres were given in."},
+    {"Body", "orientation", GF_KEY_QUATERNION, "< 1, 0, 0, 0 >", "norm 1 within 1e-6",
+     "A unit quaternion w, x, y, z, body to world; or axis and angle instead."},
+    {"Body", "axis", GF_KEY_VECTOR, "(with angle, instead of orientation)", "nonzero",
+     "The axis of the rotation, body to world, by angle."},
+    {"Body", "angle", GF_KEY_NUMBER, "(required with axis)", "[-1e6, 1e6]",
+     "The angle of the rotation about axis (rad)."},
+    {"Body", "material", GF_KEY_STRING, "\"default\"", "a material's name", "The body's material."},
+    {"Body", "motion", GF_KEY_WORD, "dynamic", "dynamic, fixed, kinematic",
+     "dynamic; fixed: infinite mass at rest (no velocities given); kinematic: infinite mass "
+     "moving with velocity and angular_velocity."},
+    {"Body", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "", "The velocity (m/s)."},
+    {"Body", "angular_velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "The angular velocity in the world frame (rad/s)."},
+    {"Particles", "file", GF_KEY_STRING, NULL, "",
+     "The particle file, relative to the working directory."},
+    {"Particles", "format", GF_KEY_WORD, "auto", "auto, hdf5, csv",
+     "auto: from the name (.h5, .hdf5: hdf5; .csv: csv; other names need format)."},
+    {"Particles", "material", GF_KEY_STRING, "\"default\"", "a material's name",
+     "The material of CSV rows that name none."},
+    {"Lattice", "count", GF_KEY_VECTOR, NULL,
+     "whole numbers in [1, 1e7], at most 1e10 sites in all", "Sites along x, y and z."},
+    {"Lattice", "spacing", GF_KEY_NUMBER, "(the least at which no two particles can overlap)",
+     "at least the default",
+     "The distance of neighbouring sites (m). The least is twice the largest half extent of any "
+     "particle along an axis for aligned particles (two sites differ by at least the spacing "
+     "along some axis, and bodies whose projections on an axis are apart cannot overlap), the "
+     "largest bounding diameter for random orientations."},
+    {"Lattice", "origin", GF_KEY_VECTOR, "(Domain.min + spacing on every axis)", "",
+     "The first site (m)."},
+    {"Lattice", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "", "The mean initial velocity (m/s)."},
+    {"Lattice", "spread", GF_KEY_VECTOR, "< 0, 0, 0 >", ">= 0 each",
+     "Each velocity component is uniform in velocity +- spread (m/s)."},
+    {"Lattice Inflow", "seed", GF_KEY_INTEGER, "1", "",
+     "The random stream: a particle's kind, size, orientation and velocity depend only on it "
+     "and the particle's site (and layer), never on the rank count."},
+    {"Lattice Inflow", "material", GF_KEY_STRING, "\"default\"", "a material's name",
+     "The particles' material."},
+    {"Lattice Inflow", "size", GF_KEY_WORD, "fixed", "fixed, uniform, lognormal, discrete",
+     "A scale on every kind's dimensions: fixed, scale 1; uniform in [size_min, size_max]; "
+     "lognormal with size_median and size_sigma, truncated to [size_min, size_max] and drawn by "
+     "inverting the truncated law; discrete: Size blocks."},
+    {"Lattice Inflow", "size_min", GF_KEY_NUMBER,
+     "(required for uniform; lognormal: size_median exp(-3 size_sigma))",
+     "[1e-6, 1e6]; at most size_max", "The smallest scale."},
+    {"Lattice Inflow", "size_max", GF_KEY_NUMBER,
+     "(required for uniform; lognormal: size_median exp(3 size_sigma))", "[1e-6, 1e6]",
+     "The largest scale."},
+    {"Lattice Inflow", "size_median", GF_KEY_NUMBER, "1", "[1e-6, 1e6]",
+     "The median scale of size lognormal."},
+    {"Lattice Inflow", "size_sigma", GF_KEY_NUMBER, "(required for lognormal)", "[1e-6, 3]",
+     "The standard deviation of ln scale of size lognormal."},
+    {"Lattice Inflow", "orientation", GF_KEY_WORD, "aligned", "aligned, random",
+     "aligned: body axes along x, y, z; random: uniform over all rotations (Shoemake's "
+     "construction)."},
+    {"Lattice/Kind Inflow/Kind", "fraction", GF_KEY_NUMBER, "(1 / the number of Kind blocks)",
+     "[0, 1]; the fractions add up to 1", "The share of this kind among the particles."},
+    {"Lattice/Kind Inflow/Kind", "material", GF_KEY_STRING, "(the generator's material)",
+     "a material's name", "The material of this kind."},
+    {"Lattice/Size Inflow/Size", "scale", GF_KEY_NUMBER, NULL, "[1e-6, 1e6]",
+     "The scale on every kind's dimensions."},
+    {"Lattice/Size Inflow/Size", "fraction", GF_KEY_NUMBER, "(1 / the number of Size blocks)",
+     "[0, 1]; the fractions add up to 1", "The share of this scale among the particles."},
+    {"Inflow", "position", GF_KEY_NUMBER, "(Domain.min x)",
+     "a layer and reset_distance fit in the domain", "The piston's x at the start (m)."},
+    {"Inflow", "speed", GF_KEY_NUMBER, "1", "[1e-12, 1e6]", "The piston's speed along +x (m/s)."},
+    {"Inflow", "reset_distance", GF_KEY_NUMBER,
+     "(the particles' extent along x: a diameter for spheres)", "> 0; at least the default",
+     "The piston's travel between layers (m); smaller values than the default are refused "
+     "because each new layer would be placed into the previous one."},
+    {"Inflow", "spacing", GF_KEY_NUMBER, "(as the lattice's)", "at least the default",
+     "The spacing of a layer's grid in y and z (m)."},
+    {"Inflow", "particle_velocity", GF_KEY_VECTOR, "(< speed, 0, 0 >)", "",
+     "The mean velocity of new particles (m/s)."},
+    {"Inflow", "spread", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "Each velocity component is uniform in particle_velocity +- spread (m/s)."},
+    {"Outflow", "position", GF_KEY_NUMBER, NULL, "within the domain's x range",
+     "Particles with x beyond it are deleted (m)."},
+    {"Physics", "gravity", GF_KEY_VECTOR, "< 0, 0, -9.81 >", "", "Gravity (m/s^2)."},
+    {"Time", "dt", GF_KEY_NUMBER, NULL, "> 0", "The time step (s)."},
+    {"Time", "steps", GF_KEY_INTEGER, "1000", "[0, 1e15]",
+     "The step to run to (a restart continues up to it)."},
+    {"Solver", "model", GF_KEY_WORD, "max_dissipation", "max_dissipation, coulomb, frictionless",
+     "The contact model: the paper's maximum-dissipation impulse, solved analytically; the "
+     "decoupled normal then tangential impulse projected onto the friction cone (pe's model); "
+     "or no friction."},
+    {"Solver", "mode", GF_KEY_WORD, "gauss_seidel", "gauss_seidel, jacobi",
+     "jacobi makes every sweep a Jacobi sweep, so results do not depend on the decomposition (to "
+     "rounding); it converges more slowly."},
+    {"Solver", "max_iterations", GF_KEY_INTEGER, "100", "[1, 1e9]",
+     "The most sweeps per step; steps that end there without converging are counted and "
+     "reported."},
+    {"Solver", "tolerance", GF_KEY_NUMBER, "1e-3", "[0, 1]",
+     "The stopping test: the velocities are estimated to be within tolerance times the largest "
+     "contact speed of the step of the converged ones; 0: never stop early."},
+    {"Solver", "sweeps", GF_KEY_INTEGER, "0", "[0, 1e9]",
+     "> 0: exactly that many sweeps per step with no stopping test and no reductions (for "
+     "benchmarks; max_iterations and tolerance unused)."},
+    {"Solver", "check_every", GF_KEY_INTEGER, "1", "[1, 1e9]",
+     "Sweeps between stopping tests (one global reduction of 5 numbers each)."},
+    {"Solver", "relaxation", GF_KEY_NUMBER, "1", "[0.001, 1]",
+     "The weight of the updates of contacts with another rank's particle where the colouring "
+     "cannot separate them (of all updates in Jacobi mode)."},
+    {"Solver", "error_reduction", GF_KEY_NUMBER, "0.1", "[0, 1]",
+     "The share of a penetration removed per step: penetrations close at error_reduction / dt."},
+    {"Solver", "warm_start", GF_KEY_BOOL, "true", "",
+     "Start each step from the previous step's impulses of persisting contacts."},
+    {"Contact", "margin_fraction", GF_KEY_NUMBER, "0.05", "[0, 10]",
+     "The speculative margin beyond the motion of one step, in radii of the largest particle "
+     "present (lattice, inflow or restart alike)."},
+    {"Contact", "sort_every", GF_KEY_INTEGER, "20", "[0, 1e9]",
+     "Steps between sorts of the particles into the order in which contact detection visits its "
+     "cells, so that the solver reads the bodies in memory order; 0: never."},
+    {"Output", "progress_every", GF_KEY_INTEGER, "100", "[0, 1e15]",
+     "Steps between progress lines; 0: none."},
+    {"Output", "check_every", GF_KEY_INTEGER, "100", "[0, 1e15]",
+     "Steps between global particle-count checks; 0: none."},
+    {"Output", "directory", GF_KEY_STRING, "\"output\"", "",
+     "The directory of the snapshots (made if missing)."},
+    {"Output", "prefix", GF_KEY_STRING, "\"run\"", "",
+     "The start of the snapshots' names, directory/prefix_000001000.h5, and of their list, "
+     "directory/prefix.xmf."},
+    {"Output", "snapshot_every", GF_KEY_INTEGER, "0", "[0, 1e15]",
+     "Steps between snapshots; 0: none."},
+    {"Output", "contacts", GF_KEY_BOOL, "false", "",
+     "Snapshots hold the contacts too (for force chains)."},
+    {"Output", "checkpoint_every", GF_KEY_INTEGER, "0", "[0, 1e15]",
+     "Steps between checkpoints; a checkpoint is also written at the end of a run, on SIGUSR1 "
+     "or SIGTERM and before wall_limit."},
+    {"Output", "checkpoint", GF_KEY_STRING, "(directory/prefix.ckpt.h5)", "",
+     "The checkpoint file."},
+    {"Output", "wall_limit", GF_KEY_NUMBER, "0", "[0, 1e12]",
+     "Wall time (s) before which the run writes a checkpoint and stops, for a resubmission; 0: "
+     "none."},
+    {"Statistics", "every", GF_KEY_INTEGER, "0", "[0, 1e15]",
+     "Steps between rows of the statistics file; 0: off."},
+    {"Statistics", "region_min", GF_KEY_VECTOR, "(Domain.min)", "",
+     "The lower corner of the region of the solid volume fraction (m)."},
+    {"Statistics", "region_max", GF_KEY_VECTOR, "(Domain.max)", "above region_min on every axis",
+     "The upper corner of that region (m)."},
+    {"Statistics", "file", GF_KEY_STRING, "(Output.directory/stats.csv)", "",
+     "The statistics file (CSV)."},
+};
+
+const gf_config_key *gf_config_schema_keys(size_t *n) {
+    *n = sizeof keys / sizeof keys[0];
+    return keys;
+}
+
+const gf_config_block_info *gf_config_schema_blocks(size_t *n) {
+    *n = sizeof blocks / sizeof blocks[0];
+    return blocks;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Look-up                                                                                    */
+
+int gf_config_schema_in_blocks(const gf_config_key *k, const char *path) {
+    size_t n = strlen(path);
+    for (const char *p = k->blocks; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len == n && strncmp(p, path, n) == 0)
+            return 1;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return 0;
+}
+
+const gf_config_key *gf_config_schema_find(const char *path, const char *key) {
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+        if (strcmp(keys[i].key, key) == 0 && gf_config_schema_in_blocks(&keys[i], path))
+            return &keys[i];
+    return NULL;
+}
+
+const gf_config_block_info *gf_config_schema_find_block(const char *path) {
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
+        if (strcmp(blocks[i].path, path) == 0)
+            return &blocks[i];
+    return NULL;
+}
+
+const char *gf_config_schema_type_name(gf_key_type type) {
+    switch (type) {
+    case GF_KEY_NUMBER:
+        return "number";
+    case GF_KEY_INTEGER:
+        return "integer";
+    case GF_KEY_BOOL:
+        return "bool";
+    case GF_KEY_STRING:
+        return "string";
+    case GF_KEY_WORD:
+        return "word";
+    case GF_KEY_VECTOR:
+        return "vector";
+    case GF_KEY_QUATERNION:
+        return "quaternion";
+    }
+    return "?";
+}
+
+const char *gf_config_schema_default_text(const gf_config_key *k) {
+    return k->def ? k->def : "required";
+}
+
+/* The shortest form that reads back as x: 10 and 0.001 in full below 1e6, then 1e15, 1e-6
+ * (an exponent without padding). */
+static void compact_number(double x, char *buf, size_t size) {
+    char raw[32]; /* a double takes at most 24 */
+    int digits = 1;
+    if (fabs(x) >= 1.0 && fabs(x) < 1e6)
+        digits = (int)floor(log10(fabs(x))) + 1; /* no exponent for these */
+    for (; digits <= 17; ++digits) {
+        snprintf(raw, sizeof raw, "%.*g", digits, x);
+        if (!isfinite(x) || strtod(raw, NULL) == x)
+            break;
+    }
+    char *e = strchr(raw, 'e');
+    if (!e) {
+        snprintf(buf, size, "%s", raw);
+        return;
+    }
+    const char *exp = e + 1;
+    int negative = *exp == '-';
+    if (*exp == '-' || *exp == '+')
+        ++exp;
+    while (*exp == '0' && exp[1])
+        ++exp;
+    *e = '\0';
+    snprintf(buf, size, "%se%s%s", raw, negative ? "-" : "", exp);
+}
+
+void gf_config_schema_range_text(double lo, double hi, char *buf, size_t size) {
+    char a[96], b[96];
+    compact_number(lo, a, sizeof a);
+    compact_number(hi, b, sizeof b);
+    int positive = lo > 0.0 && lo <= 1e-300, unbounded = hi >= 1e300;
+    if (positive && unbounded)
+        snprintf(buf, size, "> 0");
+    else if (positive)
+        snprintf(buf, size, "(0, %s]", b);
+    else if (unbounded)
+        snprintf(buf, size, ">= %s", a);
+    else
+        snprintf(buf, size, "[%s, %s]", a, b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checks of what the program reads                                                           */
+
+static const char *access_name(gf_config_access_kind kind) {
+    switch (kind) {
+    case GF_CONFIG_ACCESS_DOUBLE:
+        return "a number";
+    case GF_CONFIG_ACCESS_LONG:
+        return "an integer";
+    case GF_CONFIG_ACCESS_BOOL:
+        return "a bool";
+    case GF_CONFIG_ACCESS_STRING:
+        return "a string or word";
+    case GF_CONFIG_ACCESS_VEC3:
+        return "a vector";
+    case GF_CONFIG_ACCESS_QUAT:
+        return "a quaternion";
+    default:
+        return "?";
+    }
+}
+
+static int type_fits(gf_config_access_kind kind, gf_key_type type) {
+    switch (kind) {
+    case GF_CONFIG_ACCESS_DOUBLE:
+        return type == GF_KEY_NUMBER;
+    case GF_CONFIG_ACCESS_LONG:
+        return type == GF_KEY_INTEGER;
+    case GF_CONFIG_ACCESS_BOOL:
+        return type == GF_KEY_BOOL;
+    case GF_CONFIG_ACCESS_STRING:
+        return type == GF_KEY_STRING || type == GF_KEY_WORD;
+    case GF_CONFIG_ACCESS_VEC3:
+        return type == GF_KEY_VECTOR;
+    case GF_CONFIG_ACCESS_QUAT:
+        return type == GF_KEY_QUATERNION;
+    default:
+        return 0;
+    }
+}
+
+/* The numbers of "1e-3" or "< 1, 0, 0 >": how many (at most max), or -1 if the text is not
+ * exactly that. */
+static int parse_numbers(const char *s, double *v, int max) {
+    int vector = 0, n = 0;
+    s += strspn(s, " ");
+    if (*s == '<') {
+        vector = 1;
+        ++s;
+    }
+    for (;;) {
+        char *end;
+        if (n == max)
+            return -1;
+        v[n++] = strtod(s, &end);
+        if (end == s)
+            return -1;
+        s = end + strspn(end, " ");
+        if (vector && *s == ',') {
+            ++s;
+            continue;
+        }
+        break;
+    }
+    if (vector) {
+        if (*s != '>')
+            return -1;
+        s += 1 + strspn(s + 1, " ");
+    }
+    return *s == '\0' && (vector || n == 1) ? n : -1;
+}
+
+/* Whether the registered literal default `reg` is the program's `prog` for a key of type t. */
+static int same_default(gf_key_type t, const char *reg, const char *prog) {
+    double a[4], b[4];
+    switch (t) {
+    case GF_KEY_NUMBER:
+    case GF_KEY_INTEGER:
+    case GF_KEY_VECTOR:
+    case GF_KEY_QUATERNION: {
+        int na = parse_numbers(reg, a, 4), nb = parse_numbers(prog, b, 4);
+        if (na < 0 || na != nb)
+            return 0;
+        for (int i = 0; i < na; ++i)
+            if (a[i] != b[i])
+                return 0;
+        return 1;
+    }
+    case GF_KEY_STRING: {
+        size_t n = strlen(reg);
+        return n >= 2 && reg[0] == '"' && reg[n - 1] == '"' && strlen(prog) == n - 2 &&
+               strncmp(reg + 1, prog, n - 2) == 0;
+    }
+    case GF_KEY_BOOL:
+    case GF_KEY_WORD:
+        return strcmp(reg, prog) == 0;
+    }
+    return 0;
+}
+
+static int is_literal(const char *def) {
+    return def && def[0] != '(';
+}
+
+gf_status gf_config_schema_check(const gf_config_access *a) {
+    const char *path = a->path;
+    if (a->kind == GF_CONFIG_ACCESS_BLOCK) {
+        const gf_config_block_info *b = gf_config_schema_find_block(path);
+        if (!b)
+            return GF_ERROR(GF_ERR_STATE,
+                            "the program reads the block '%s', which src/config_schema.c does "
+                            "not register",
+                            path);
+        if (a->index > 0 && !b->repeatable)
+            return GF_ERROR(GF_ERR_STATE,
+                            "the program reads block '%s' number %zu, but src/config_schema.c "
+                            "registers it as not repeatable",
+                            path, a->index + 1);
+        return GF_OK;
+    }
+    const gf_config_key *k = gf_config_schema_find(path, a->key);
+    if (!k)
+        return GF_ERROR(GF_ERR_STATE,
+                        "the program reads the key '%s' of block '%s', which src/config_schema.c "
+                        "does not register",
+                        a->key, path);
+    if (a->kind == GF_CONFIG_ACCESS_HAS)
+        return GF_OK;
+    if (a->kind == GF_CONFIG_ACCESS_RANGE) {
+        char want[128];
+        gf_config_schema_range_text(a->lo, a->hi, want, sizeof want);
+        size_t n = strlen(want);
+        if (strncmp(k->range, want, n) != 0 || (k->range[n] != '\0' && k->range[n] != ';'))
+            return GF_ERROR(GF_ERR_STATE,
+                            "%s.%s: the program checks the range %s, src/config_schema.c "
+                            "registers '%s'",
+                            path, a->key, want, k->range);
+        return GF_OK;
+    }
+    if (!type_fits(a->kind, k->type))
+        return GF_ERROR(GF_ERR_STATE,
+                        "%s.%s: the program reads %s, src/config_schema.c registers a %s", path,
+                        a->key, access_name(a->kind), gf_config_schema_type_name(k->type));
+    if (a->required) {
+        if (is_literal(k->def))
+            return GF_ERROR(GF_ERR_STATE,
+                            "%s.%s: the program requires it, src/config_schema.c registers the "
+                            "default %s",
+                            path, a->key, k->def);
+        return GF_OK;
+    }
+    if (is_literal(k->def) && !same_default(k->type, k->def, a->def))
+        return GF_ERROR(GF_ERR_STATE,
+                        "%s.%s: the program's default is %s, src/config_schema.c registers %s",
+                        path, a->key, a->def, k->def);
+    if (!k->def && !a->given)
+        return GF_ERROR(GF_ERR_STATE,
+                        "%s.%s: the program takes the default %s, src/config_schema.c registers "
+                        "it as required",
+                        path, a->key, a->def);
+    return GF_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Help and Markdown                                                                          */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(text *t, const char *fmt, ...) {
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = t->cap ? vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap) : -2;
+        va_end(ap);
+        if (n == -1) {
+            t->failed = 1;
+            return;
+        }
+        if (n >= 0 && (size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = 2 * t->cap + (n > 0 ? (size_t)n : 0) + 4096;
+        if (gf_grow((void **)&t->buf, cap, 1) != GF_OK) {
+            t->failed = 1;
+            return;
+        }
+        t->cap = cap;
+    }
+}
+
+static gf_status finish(text *t, char **out) {
+    if (t->failed) {
+        free(t->buf);
+        return GF_ERROR(GF_ERR_MEMORY, "could not format the configuration keys");
+    }
+    *out = t->buf;
+    return GF_OK;
+}
+
+/* `s` in lines of at most `width` characters, each indented by `indent`. */
+static void put_wrapped(text *t, const char *s, int indent, int width) {
+    while (*s) {
+        size_t len = strlen(s), cut = len;
+        if (len > (size_t)(width - indent)) {
+            cut = (size_t)(width - indent);
+            while (cut > 0 && s[cut] != ' ')
+                --cut;
+            if (cut == 0)
+                cut = strcspn(s, " ");
+        }
+        put(t, "%*s%.*s\n", indent, "", (int)cut, s);
+        s += cut;
+        s += strspn(s, " ");
+    }
+}
+
+static int under(const char *path, const char *block) {
+    size_t n = strlen(block);
+    return strcmp(path, block) == 0 || (strncmp(path, block, n) == 0 && path[n] == '/');
+}
+
+gf_status gf_config_schema_help(const char *block, char **out) {
+    char want[256] = "";
+    if (block) {
+        /* Blocks may be named as on the command line too: Domain.Wall. */
+        snprintf(want, sizeof want, "%s", block);
+        for (char *p = want; *p; ++p)
+            if (*p == '.')
+                *p = '/';
+        int found = 0;
+        for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
+            found |= under(blocks[i].path, want);
+        if (!found) {
+            char known[1024];
+            size_t n = 0;
+            for (size_t i = 0; i < sizeof blocks / sizeof blocks[0] && n < sizeof known; ++i)
+                n += (size_t)snprintf(known + n, sizeof known - n, " %s", blocks[i].path);
+            return GF_ERROR(GF_ERR_INPUT, "--help-config: no block '%s'; the blocks are:%s", block,
+                            known);
+        }
+    }
+    text t = {0};
+    if (!block)
+        put(&t, "granflow's configuration: every block and key (configs/reference.cfg sets them "
+                "all).\nA/B is block B inside block A, overridden on the command line as "
+                "-A.B.key=value.\nA default in words is worked out from other keys.\n");
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i) {
+        const gf_config_block_info *b = &blocks[i];
+        if (block && !under(b->path, want))
+            continue;
+        put(&t, "\n%s%s\n", b->path, b->repeatable ? " (repeatable)" : "");
+        put_wrapped(&t, b->help, 4, 100);
+        for (size_t j = 0; j < sizeof keys / sizeof keys[0]; ++j) {
+            const gf_config_key *k = &keys[j];
+            if (!gf_config_schema_in_blocks(k, b->path))
+                continue;
+            /* "default 1e-3", "default Domain.min x", "required", "required for box". */
+            const char *def = gf_config_schema_default_text(k);
+            int worded = def[0] == '(';
+            int conditional = worded && (strncmp(def + 1, "required", 8) == 0 ||
+                                         strncmp(def + 1, "with ", 5) == 0);
+            put(&t, "  %s: %s; %s%.*s%s%s\n", k->key, gf_config_schema_type_name(k->type),
+                k->def && !conditional ? "default " : "", (int)strlen(def) - 2 * worded,
+                def + worded, k->range[0] ? (k->type == GF_KEY_WORD ? "; one of " : "; ") : "",
+                k->range);
+            put_wrapped(&t, k->help, 6, 100);
+        }
+    }
+    return finish(&t, out);
+}
+
+gf_status gf_config_schema_markdown(char **out) {
+    text t = {0};
+    put(&t,
+        "%s\n\nBlocks (A/B is block B inside block A; repeatable ones may be given several "
+        "times):\n\n",
+        GF_CONFIG_SCHEMA_MARK_BEGIN);
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
+        put(&t, "- `%s`%s: %s\n", blocks[i].path, blocks[i].repeatable ? " (repeatable)" : "",
+            blocks[i].help);
+    put(&t, "\nKeys (defaults in parentheses are worked out from other keys):\n\n"
+            "| block | key | type | default | range | meaning |\n|---|---|---|---|---|---|\n");
+    for (size_t j = 0; j < sizeof keys / sizeof keys[0]; ++j) {
+        const gf_config_key *k = &keys[j];
+        put(&t, "| ");
+        for (const char *p = k->blocks; *p;) {
+            size_t len = strcspn(p, " ");
+            put(&t, "%s`%.*s`", p == k->blocks ? "" : ", ", (int)len, p);
+            p += len;
+            p += strspn(p, " ");
+        }
+        if (is_literal(k->def))
+            put(&t, " | `%s` | %s | `%s` | %s | %s |\n", k->key,
+                gf_config_schema_type_name(k->type), k->def, k->range, k->help);
+        else
+            put(&t, " | `%s` | %s | %s | %s | %s |\n", k->key, gf_config_schema_type_name(k->type),
+                gf_config_schema_default_text(k), k->range, k->help);
+    }
+    put(&t, "%s\n", GF_CONFIG_SCHEMA_MARK_END);
+    return finish(&t, out);
+}
