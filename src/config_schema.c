@@ -255,6 +255,12 @@ static const gf_config_key keys[] = {
     {"Contact", "margin_fraction", GF_KEY_NUMBER, "0.05", "[0, 10]",
      "The speculative margin beyond the motion of one step, in radii of the largest particle "
      "present (lattice, inflow or restart alike)."},
+    {"Contact", "per_pair", GF_KEY_BOOL, "true", "",
+     "A pair of spheres (or a sphere and a wall or obstacle) within the margin is solved only when "
+     "its gap can close within the step at the two bodies' velocities, plus margin_fraction "
+     "radii; after the solve any other pair the solved velocities would close is added and the "
+     "sweeps continue, so nothing penetrates unseen. false: every pair within the margin, which "
+     "counts the fastest particle's speed for all pairs."},
     {"Contact", "sort_every", GF_KEY_INTEGER, "20", "[0, 1e9]",
      "Steps between sorts of the particles into the order in which contact detection visits its "
      "cells, so that the solver reads the bodies in memory order; 0: never."},

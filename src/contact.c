@@ -30,15 +30,55 @@ void gf_contacts_init(gf_contacts *c) {
     memset(c, 0, sizeof *c);
 }
 
+#define NEAR_ARRAYS(c, DO)                                                                         \
+    do {                                                                                           \
+        for (int k_ = 0; k_ < 3; ++k_)                                                             \
+            DO((c)->near_n[k_]);                                                                   \
+        DO((c)->near1);                                                                            \
+        DO((c)->near2);                                                                            \
+        DO((c)->near_gap);                                                                         \
+    } while (0)
+
 void gf_contacts_free(gf_contacts *c) {
 #define FREE_ARRAY(a) free(a)
     CONTACT_ARRAYS(c, FREE_ARRAY);
+    NEAR_ARRAYS(c, FREE_ARRAY);
 #undef FREE_ARRAY
     gf_contacts_init(c);
 }
 
 void gf_contacts_clear(gf_contacts *c) {
     c->count = 0;
+    c->nnear = 0;
+}
+
+static gf_status near_push(gf_contacts *c, int32_t i1, int32_t i2, const double n[3], double gap) {
+    if (c->nnear == c->capnear) {
+        size_t cap = c->capnear ? 2 * c->capnear : 256;
+        gf_status st = GF_OK;
+#define GROW_ARRAY(a)                                                                              \
+    if (st == GF_OK)                                                                               \
+    st = gf_grow((void **)&(a), cap, sizeof *(a))
+        NEAR_ARRAYS(c, GROW_ARRAY);
+#undef GROW_ARRAY
+        GF_TRY(st);
+        c->capnear = cap;
+    }
+    size_t k = c->nnear++;
+    c->near1[k] = i1;
+    c->near2[k] = i2;
+    c->near_gap[k] = gap;
+    for (int d = 0; d < 3; ++d)
+        c->near_n[d][k] = n[d];
+    return GF_OK;
+}
+
+/* Whether a sphere pair at `gap` along n (from body 2 to body 1) with velocities v1, v2 (v2:
+ * the geometry's, and gravity's step counted for body 1) can close within the step. */
+static inline int can_close(const gf_contacts *c, double gap, const double n[3], const double v1[3],
+                            const double v2[3]) {
+    double closing = -((v1[0] - v2[0]) * n[0] + (v1[1] - v2[1]) * n[1] + (v1[2] - v2[2]) * n[2]);
+    return gap < c->spec_tolerance + c->spec_dt * (closing > 0.0 ? closing : 0.0);
 }
 
 static gf_status contacts_reserve(gf_contacts *c, size_t need) {
@@ -232,6 +272,12 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
                         p->x[2][a]);
     double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
     double gap = dist - rsum;
+    if (out->speculate) {
+        const double va[3] = {p->v[0][a], p->v[1][a], p->v[2][a]};
+        const double vb[3] = {p->v[0][b], p->v[1][b], p->v[2][b]};
+        if (!can_close(out, gap, n, va, vb))
+            return near_push(out, (int32_t)a, (int32_t)b, n, gap);
+    }
     /* The contact point sits in the middle of the gap (or overlap) along the normal. */
     double s = p->radius[b] + 0.5 * gap;
     const double cb[3] = {p->x[0][b], p->x[1][b], p->x[2][b]};
@@ -241,33 +287,89 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
     return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
 }
 
+/* Sphere i against geometry body `body` (a wall, or an obstacle: the closest point of the solid
+ * and its outward normal). */
+static gf_status sphere_geometry(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                                 size_t i, int body, double margin, gf_contacts *out) {
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    double nb[3];
+    const double *n = nb;
+    double gap;
+    if (body < GF_BOX_BASE) {
+        gap = gf_walls_distance(w, (size_t)body, c) - p->radius[i];
+        n = w->normal[body];
+    } else {
+        if (body >= GF_CYL_BASE) {
+            /* The cylinder's bounding sphere first: most particles are far from an obstacle. */
+            size_t k = (size_t)(body - GF_CYL_BASE);
+            const double *cc = w->cyl_centre[k];
+            double r = w->cyl_radius[k], h = w->cyl_half_length[k];
+            double reach = sqrt(r * r + h * h) + p->radius[i] + margin;
+            double d[3] = {c[0] - cc[0], c[1] - cc[1], c[2] - cc[2]};
+            if (gf_dot(d, d) >= reach * reach)
+                return GF_OK;
+        }
+        gap = gf_walls_obstacle_distance(w, body, c, nb) - p->radius[i];
+    }
+    if (gap >= margin)
+        return GF_OK;
+    if (out->speculate) {
+        const double *g = out->spec_gdt;
+        const double v[3] = {p->v[0][i] + g[0], p->v[1][i] + g[1], p->v[2][i] + g[2]};
+        if (!can_close(out, gap, n, v, w->velocity[body]))
+            return near_push(out, (int32_t)i, -1 - body, n, gap);
+    }
+    double s = p->radius[i] + 0.5 * gap;
+    double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
+    double mu = m->friction[p->material[i]][w->material[body]];
+    return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, mu);
+}
+
 static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                               size_t i, double margin, gf_contacts *out) {
-    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
-    for (size_t k = 0; k < w->count; ++k) {
-        double gap = gf_walls_distance(w, k, c) - p->radius[i];
-        if (gap >= margin)
-            continue;
-        const double *n = w->normal[k];
-        double s = p->radius[i] + 0.5 * gap;
-        double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
-        double mu = m->friction[p->material[i]][w->material[k]];
-        GF_TRY(contacts_push(out, p, (int32_t)i, -1 - (int32_t)k, n, point, c, NULL, gap, mu));
-    }
-    /* Obstacles: the same with the closest point of the solid and its outward normal. */
+    for (size_t k = 0; k < w->count; ++k)
+        GF_TRY(sphere_geometry(p, w, m, i, (int)k, margin, out));
     size_t nobs = w->nbox + w->ncyl;
     for (size_t k = 0; k < nobs; ++k) {
         int body = k < w->nbox ? GF_BOX_BASE + (int)k : GF_CYL_BASE + (int)(k - w->nbox);
-        double n[3];
-        double gap = gf_walls_obstacle_distance(w, body, c, n) - p->radius[i];
-        if (gap >= margin)
-            continue;
-        double s = p->radius[i] + 0.5 * gap;
-        double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
-        double mu = m->friction[p->material[i]][w->material[body]];
-        GF_TRY(contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, mu));
+        GF_TRY(sphere_geometry(p, w, m, i, body, margin, out));
     }
     return GF_OK;
+}
+
+gf_status gf_contact_promote(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                             double dt, gf_contacts *c, size_t *added) {
+    *added = 0;
+    int speculate = c->speculate;
+    c->speculate = 0; /* the promoted pairs are pushed as contacts */
+    gf_status st = GF_OK;
+    for (size_t k = 0; k < c->nnear && st == GF_OK;) {
+        int32_t a = c->near1[k], b = c->near2[k];
+        const double n[3] = {c->near_n[0][k], c->near_n[1][k], c->near_n[2][k]};
+        const double va[3] = {p->v[0][a], p->v[1][a], p->v[2][a]};
+        const double zero[3] = {0.0, 0.0, 0.0};
+        const double *vb = zero, vbb[3] = {b >= 0 ? p->v[0][b] : 0.0, b >= 0 ? p->v[1][b] : 0.0,
+                                           b >= 0 ? p->v[2][b] : 0.0};
+        vb = b >= 0 ? vbb : w->velocity[-1 - b];
+        double closing =
+            -((va[0] - vb[0]) * n[0] + (va[1] - vb[1]) * n[1] + (va[2] - vb[2]) * n[2]);
+        if (!(c->near_gap[k] - dt * closing < 0.0)) {
+            ++k;
+            continue;
+        }
+        st = b >= 0 ? sphere_sphere(p, m, (size_t)a, (size_t)b, INFINITY, c)
+                    : sphere_geometry(p, w, m, (size_t)a, -1 - b, INFINITY, c);
+        ++*added;
+        /* The last near pair takes this one's place: look at it next. */
+        size_t last = --c->nnear;
+        c->near1[k] = c->near1[last];
+        c->near2[k] = c->near2[last];
+        c->near_gap[k] = c->near_gap[last];
+        for (int d = 0; d < 3; ++d)
+            c->near_n[d][k] = c->near_n[d][last];
+    }
+    c->speculate = speculate;
+    return st;
 }
 
 /* Each contact is solved by exactly one rank: the owner of the particle with the smaller id.
@@ -380,6 +482,8 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
         for (int cy = 0; cy < dim[1]; ++cy)
             for (int cx = 0; cx < dim[0]; ++cx) {
                 int32_t c = (cz * dim[1] + cy) * dim[0] + cx;
+                if (lc->start[c] == lc->start[c + 1])
+                    continue; /* most cells of a sparse flow are empty */
                 for (int dz = 0; dz <= 1; ++dz)
                     for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
                         for (int dx = ((dz || dy) ? -1 : 0); dx <= 1; ++dx) {

@@ -27,6 +27,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     sim->dt = 1e-4;
     sim->check_every = 100;
     sim->sort_every = GF_SIM_SORT_EVERY;
+    sim->per_pair = 1;
     for (int d = 0; d < 3; ++d) {
         sim->lo[d] = -INFINITY;
         sim->hi[d] = INFINITY;
@@ -198,6 +199,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     GF_TRY(gf_config_get_double(cb, "margin_fraction", frac, &frac));
     GF_TRY(gf_config_check_range(cb, "margin_fraction", frac, 0.0, 10.0));
     GF_TRY(gf_config_get_long(cb, "sort_every", GF_SIM_SORT_EVERY, &sim->sort_every));
+    GF_TRY(gf_config_get_bool(cb, "per_pair", sim->per_pair, &sim->per_pair));
     GF_TRY(gf_config_check_range(cb, "sort_every", (double)sim->sort_every, 0, 1e9));
 
     gf_config_block *ob = gf_config_section(root, "Output");
@@ -401,6 +403,11 @@ static void tally_step(gf_sim *sim) {
     sim->stepped_particles += (int64_t)p->n_local;
     sim->total_iterations += sim->last_solve.iterations;
     sim->unconverged_steps += !sim->last_solve.converged;
+    if (sim->last_solve.converged >= 0 && isfinite(sim->last_solve.residual)) {
+        sim->residual_sum += sim->last_solve.residual;
+        sim->residual_max = fmax(sim->residual_max, sim->last_solve.residual);
+        sim->residual_steps++;
+    }
 }
 
 /* The solver's view of the exchange: velocity synchronisation and global maxima, with their
@@ -421,14 +428,50 @@ static gf_status comm_max(void *ctx, double *values, int n) {
     return st;
 }
 
+/* The solve, and with per-pair speculation the check that no near pair closes at the solved
+ * velocities: those become contacts and the sweeps continue (collective: every rank continues
+ * while any added a contact). */
+static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
+    gf_particles *p = &sim->particles;
+    gf_contacts *c = &sim->contacts;
+    gf_solver_result *res = &sim->last_solve;
+    GF_TRY(gf_solver_solve(&sim->solver, p, &sim->walls, c, sim->dt, comm, res));
+    if (!c->speculate)
+        return GF_OK;
+    for (;;) {
+        size_t added = 0;
+        GF_TRY(gf_contact_promote(p, &sim->walls, &sim->materials, sim->dt, c, &added));
+        int64_t total = (int64_t)added;
+        if (sim->distributed) {
+            gf_timer_start(&sim->timers, GF_TIMER_COMM);
+            gf_status st = gf_par_allreduce_i64(sim->par, &total, 1, GF_PAR_SUM);
+            gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+            GF_TRY(st);
+        }
+        if (total == 0)
+            return GF_OK;
+        sim->promoted_contacts += (int64_t)added;
+        long sweeps = res->iterations;
+        GF_TRY(gf_solver_prepare(&sim->solver, p, c));
+        GF_TRY(gf_solver_resume(&sim->solver, p, &sim->walls, c, sim->dt, comm, res));
+        res->iterations += sweeps;
+    }
+}
+
 gf_status gf_sim_step(gf_sim *sim) {
     gf_timers *tm = &sim->timers;
     if (!sim->ghosts_ready)
         GF_TRY(gf_sim_start(sim));
 
     gf_timer_start(tm, GF_TIMER_DETECT);
+    gf_contacts *c = &sim->contacts;
+    c->speculate = sim->per_pair;
+    c->spec_tolerance = sim->margin_tolerance + sim->margin_fraction * sim->max_radius;
+    c->spec_dt = sim->dt;
+    for (int d = 0; d < 3; ++d)
+        c->spec_gdt[d] = sim->dt * sim->gravity[d];
     gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials, sim->margin,
-                                     &sim->cells, &sim->contacts);
+                                     &sim->cells, c);
     gf_timer_stop(tm, GF_TIMER_DETECT);
     GF_TRY(st);
 
@@ -455,8 +498,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     }
     double comm_before = tm->elapsed[GF_TIMER_COMM];
     gf_timer_start(tm, GF_TIMER_SOLVE);
-    st = gf_solver_solve(&sim->solver, &sim->particles, &sim->walls, &sim->contacts, sim->dt, &comm,
-                         &sim->last_solve);
+    st = solve(sim, &comm);
     if (st == GF_OK && sim->solver_params.warm_start)
         st = gf_warmstart_store(&sim->warm, &sim->particles, &sim->contacts);
     gf_timer_stop(tm, GF_TIMER_SOLVE);
@@ -707,12 +749,13 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[6] = {(int64_t)sim->particles.n_local,
+    int64_t counts[7] = {(int64_t)sim->particles.n_local,
                          sim->stepped_particles,
                          rf->solved,
                          rf->touching,
                          rf->loaded,
-                         sim->outflow.left_box};
+                         sim->outflow.left_box,
+                         sim->promoted_contacts};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
@@ -720,7 +763,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 6, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 7, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -760,10 +803,19 @@ void gf_sim_print_summary(gf_sim *sim) {
     gf_log_info("  contacts per step: %.1f solved, %.1f touching (gap <= 0), %.1f loaded "
                 "(normal impulse > 0)",
                 (double)counts[2] / steps, (double)counts[3] / steps, (double)counts[4] / steps);
+    if (sim->per_pair)
+        gf_log_info("  near pairs the solved velocities would close, added after the solve: %.3g "
+                    "per step",
+                    (double)counts[6] / steps);
     gf_log_info("  solver sweeps per step: %.1f; steps that ended at max_iterations without "
                 "converging: %ld (%.1f%%)",
                 (double)sim->total_iterations / steps, sim->unconverged_steps,
                 100.0 * (double)sim->unconverged_steps / steps);
+    if (sim->residual_steps > 0)
+        gf_log_info("  residual reached (estimated velocity error / reference velocity, tolerance "
+                    "%g): mean %.3g, largest %.3g",
+                    sim->solver_params.tolerance, sim->residual_sum / (double)sim->residual_steps,
+                    sim->residual_max);
     gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
                 "radius of the pair",
                 pen[0], 100.0 * pen[1]);

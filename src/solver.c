@@ -555,9 +555,11 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
 /* Sweeps over which the mean contraction is measured. */
 #define GF_SOLVER_WINDOW 10
 
-/* The sweeps and the stopping test, on the records. */
+/* The sweeps and the stopping test, on the records; `applied`: the impulses are already in the
+ * velocities. */
 static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
-                         const gf_solver_comm *comm, size_t n_interior, gf_solver_result *res) {
+                         const gf_solver_comm *comm, size_t n_interior, int applied,
+                         gf_solver_result *res) {
     const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
     const int parallel = comm && comm->sync;
     const int phases = parallel && !jacobi && comm->ncolors > 1 ? comm->ncolors : 1;
@@ -573,22 +575,26 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         scale = body_speed(s, p);
     }
     /* Warm-start impulses enter the velocities before the first sweep. */
-    for (size_t q = 0; q < s->ncontact; ++q) {
+    for (size_t q = 0; q < s->ncontact && !applied; ++q) {
         const gf_solver_contact *k = &s->rec[q];
         if (k->lambda[0] != 0.0 || k->lambda[1] != 0.0 || k->lambda[2] != 0.0)
             apply_change(s, k, k->lambda);
     }
     if (parallel)
         GF_TRY(sync_bodies(s, p, comm));
-    /* D of the last GF_SOLVER_WINDOW + 1 sweeps (D_k at hist[k % n]); -1: not measured. */
-    double hist[GF_SOLVER_WINDOW + 1];
-    const int nh = GF_SOLVER_WINDOW + 1;
-    for (int h = 0; h < nh; ++h)
-        hist[h] = -1.0;
+    /* D is measured where a test needs it: at each test sweep and the sweep before. The tests
+     * of the last GF_SOLVER_WINDOW sweeps (at least the last test) give the mean rate. */
+    struct {
+        long k;
+        double d;
+    } tests[GF_SOLVER_WINDOW + 1];
+    int ntests = 0;
+    double before = -1.0; /* D of the sweep before a test sweep; -1: not measured */
     for (long k = 1; k <= nsweeps; ++k) {
         /* Sweeps are numbered from 1; tests after sweeps every, 2 every, ... and the last. */
         int test = fixed <= 0 && (k % every == 0 || k == nsweeps);
-        int measure = fixed <= 0 && (s->prm.tolerance > 0.0 || k + nh > nsweeps);
+        int next_test = fixed <= 0 && k < nsweeps && ((k + 1) % every == 0 || k + 1 == nsweeps);
+        int measure = test || next_test;
         if (measure)
             snapshot(s, p);
         if (jacobi) {
@@ -608,18 +614,39 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         res->iterations = k;
         if (!measure)
             continue;
-        hist[k % nh] = velocity_change(s, p);
-        if (!test)
+        double dk = velocity_change(s, p);
+        if (!test) {
+            before = dk;
             continue;
+        }
+        /* The oldest remembered test within the window (or the last test, if further). */
+        long reach = every > GF_SOLVER_WINDOW ? every : GF_SOLVER_WINDOW;
+        int old = -1;
+        for (int q = 0; q < ntests; ++q)
+            if (k - tests[q].k <= reach) {
+                old = q;
+                break;
+            }
+        if (old < 0 && ntests > 0)
+            old = ntests - 1;
+        long span = old >= 0 ? k - tests[old].k : 0;
         /* Every rank must stop after the same sweep: the decision is global. */
-        long span = k - 1 < GF_SOLVER_WINDOW ? k - 1 : GF_SOLVER_WINDOW;
-        double m[5] = {hist[k % nh], hist[(k - 1) % nh], hist[(k - span) % nh], vref, scale};
+        double m[5] = {dk, k > 1 ? before : -1.0, old >= 0 ? tests[old].d : -1.0, vref, scale};
         if (comm && comm->max)
             GF_TRY(comm->max(comm->ctx, m, 5));
+        if (ntests == GF_SOLVER_WINDOW + 1) {
+            memmove(tests, tests + 1, GF_SOLVER_WINDOW * sizeof tests[0]);
+            --ntests;
+        }
+        tests[ntests].k = k;
+        tests[ntests].d = m[0];
+        ++ntests;
         /* The contraction: the slower of the last sweep's and the window's mean rate. */
         double rho = INFINITY;
-        if (span > 0 && m[1] > 0.0 && m[2] > 0.0)
-            rho = fmax(m[0] / m[1], pow(m[0] / m[2], 1.0 / (double)span));
+        if (m[1] > 0.0)
+            rho = m[0] / m[1];
+        if (rho < INFINITY && span > 0 && m[2] > 0.0)
+            rho = fmax(rho, pow(m[0] / m[2], 1.0 / (double)span));
         double floor = GF_SOLVER_FLOOR * fmax(m[3], m[4]);
         int done = m[0] <= floor || (rho < 1.0 && m[0] / (1.0 - rho) <= s->prm.tolerance * m[3]);
         res->reference = m[3];
@@ -633,8 +660,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     return GF_OK;
 }
 
-gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
-                          double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c, double dt,
+                       const gf_solver_comm *comm, int applied, gf_solver_result *res) {
     const int parallel = comm && comm->sync;
     const long fixed = s->prm.sweeps;
     const long nsweeps = fixed > 0 ? fixed : s->prm.max_iterations;
@@ -663,7 +690,7 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
             k->lambda[m] = c->lambda[m][j];
         k->bias = gap_term(s, c->gap[j], inv_dt);
     }
-    gf_status st = iterate(s, p, c, comm, n_interior, res);
+    gf_status st = iterate(s, p, c, comm, n_interior, applied, res);
     for (size_t q = 0; q < c->count; ++q) {
         const gf_solver_contact *k = &s->rec[q];
         size_t j = (size_t)k->contact;
@@ -672,4 +699,14 @@ gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_c
     }
     bodies_to_particles(s, p, NULL, nb);
     return st;
+}
+
+gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
+                          double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+    return solve(s, p, w, c, dt, comm, 0, res);
+}
+
+gf_status gf_solver_resume(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
+                           double dt, const gf_solver_comm *comm, gf_solver_result *res) {
+    return solve(s, p, w, c, dt, comm, 1, res);
 }

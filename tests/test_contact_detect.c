@@ -165,6 +165,84 @@ static void test_contact_frame(void **state) {
     gf_particles_free(&p);
 }
 
+/* Per-pair speculation splits the pairs within the margin into contacts (gap < tolerance + dt
+ * times the closing speed at detection, gravity's step counted against the geometry) and near
+ * pairs (the others), each found once, the contacts as without speculation. */
+static void test_speculation_partition(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    const double lo[3] = {0, 0, 0}, nz[3] = {0, 0, 1}, vw[3] = {0.3, 0, 0.2};
+    const double bl[3] = {0.4, 0.4, 0.4}, bh[3] = {0.6, 0.6, 0.6}, cc[3] = {0.2, 0.8, 0.5};
+    GF_ASSERT_OK(gf_walls_add(&w, lo, nz, vw, 0)); /* a moving floor */
+    GF_ASSERT_OK(gf_walls_add_box(&w, bl, bh, 0));
+    GF_ASSERT_OK(gf_walls_add_cylinder(&w, cc, nz, 0.1, 0.5, 0));
+    gf_particles p;
+    random_system(&p, 4242, 3000, 300, 1.0, 0.01, 0.03);
+    uint64_t rng = 99;
+    size_t np = p.n_local + p.n_ghost;
+    for (size_t i = 0; i < np; ++i)
+        for (int d = 0; d < 3; ++d)
+            p.v[d][i] = gf_test_uniform(&rng, -1.0, 1.0);
+    const double margin = 0.02, tol = 0.002, dt = 0.01, g[3] = {0, 0, -9.81};
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    gf_contacts all, spec;
+    gf_contacts_init(&all);
+    gf_contacts_init(&spec);
+    spec.speculate = 1;
+    spec.spec_tolerance = tol;
+    spec.spec_dt = dt;
+    for (int d = 0; d < 3; ++d)
+        spec.spec_gdt[d] = dt * g[d];
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &all));
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &spec));
+    assert_true(spec.count > 100 && spec.nnear > 100); /* both kinds really occur */
+    assert_int_equal(spec.count + spec.nnear, all.count);
+    /* The closing speed of every pair of the full set decides where it went. */
+    size_t ncontact = 0, nnear = 0;
+    for (size_t j = 0; j < all.count; ++j) {
+        int32_t a = all.i1[j], b = all.i2[j];
+        double va[3], vb[3];
+        for (int d = 0; d < 3; ++d) {
+            va[d] = p.v[d][a] + (b < 0 ? dt * g[d] : 0.0);
+            vb[d] = b >= 0 ? p.v[d][b] : w.velocity[-1 - b][d];
+        }
+        double closing = 0.0;
+        for (int d = 0; d < 3; ++d)
+            closing -= (va[d] - vb[d]) * all.n[d][j];
+        int contact = all.gap[j] < tol + dt * fmax(closing, 0.0);
+        /* Find it in the one set it belongs to (by bodies; spheres have one point per pair). */
+        size_t found = 0;
+        if (contact) {
+            for (size_t q = 0; q < spec.count; ++q)
+                if (spec.i1[q] == a && spec.i2[q] == b) {
+                    found++;
+                    assert_true(spec.gap[q] == all.gap[j]);
+                    for (int d = 0; d < 3; ++d)
+                        assert_true(spec.n[d][q] == all.n[d][j] && spec.r1[d][q] == all.r1[d][j]);
+                }
+            ncontact++;
+        } else {
+            for (size_t q = 0; q < spec.nnear; ++q)
+                if (spec.near1[q] == a && spec.near2[q] == b) {
+                    found++;
+                    assert_true(spec.near_gap[q] == all.gap[j]);
+                }
+            nnear++;
+        }
+        assert_int_equal(found, 1);
+    }
+    assert_int_equal(ncontact, spec.count);
+    assert_int_equal(nnear, spec.nnear);
+    gf_contacts_free(&all);
+    gf_contacts_free(&spec);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
 /* The spatial sort keeps every particle as it was and orders them by cell, x fastest, then y,
  * then z (the order in which detection visits its cells), by id within a cell. */
 static void test_spatial_sort(void **state) {
@@ -223,6 +301,7 @@ static void test_spatial_sort(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spatial_sort),
+        cmocka_unit_test(test_speculation_partition),
         cmocka_unit_test(test_matches_brute_force),
         cmocka_unit_test(test_contact_frame),
     };

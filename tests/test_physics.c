@@ -379,13 +379,55 @@ static void test_orientation_exact(void **state) {
     }
 }
 
+/* A sphere hits a resting chain of two, the last 0.2 mm from a fourth sphere: at detection the
+ * fourth and the chain do not approach each other, so per-pair speculation leaves that pair
+ * out, but the impact pushes the chain at v/3 = 0.33 mm per step into it. The check after the
+ * solve must add the pair (and the sweeps continue), so no pair ends the step overlapping. With
+ * hard contacts the chain closes the gap within the step and pushes the fourth: momentum
+ * 3 u + w = v with u - w = gap / dt, so u = (v + gap / dt) / 4 and the gap ends at 0. */
+static void test_pushed_chain_meets_a_neighbour(void **state) {
+    (void)state;
+    for (int per_pair = 0; per_pair <= 1; ++per_pair) {
+        gf_sim sim;
+        setup_sim(&sim, GF_MODEL_MAXDISS, 1e-3, 200, 0.0);
+        sim.per_pair = per_pair;
+        sim.margin_fraction = 0.01; /* touching pairs are contacts; the gap of 0.02 r is not */
+        const double r = 0.01, v = 1.0, gap = 2e-4;
+        add_sphere(&sim, 0, 0.0, 0, 0, r, v, 0, 0);
+        add_sphere(&sim, 1, 2 * r, 0, 0, r, 0, 0, 0);
+        add_sphere(&sim, 2, 4 * r, 0, 0, r, 0, 0, 0);
+        add_sphere(&sim, 3, 6 * r + gap, 0, 0, r, 0, 0, 0);
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        const gf_particles *p = &sim.particles;
+        double x[4], u[4];
+        for (size_t i = 0; i < 4; ++i) {
+            x[p->id[i]] = p->x[0][i];
+            u[p->id[i]] = p->v[0][i];
+        }
+        for (int k = 0; k < 3; ++k)
+            GF_ASSERT_NEAR(x[k + 1] - x[k] - 2 * r, 0.0, 1e-12);
+        double uc = (v + gap / 1e-3) / 4;
+        for (int k = 0; k < 3; ++k)
+            GF_ASSERT_NEAR(u[k], uc, 1e-9);
+        GF_ASSERT_NEAR(u[3], uc - gap / 1e-3, 1e-9);
+        /* Per pair, the fourth sphere joined after the first solve; otherwise it was there. */
+        assert_int_equal(sim.promoted_contacts, per_pair ? 1 : 0);
+        gf_sim_free(&sim);
+    }
+}
+
 int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_reduction),   cmocka_unit_test(test_head_on),
-        cmocka_unit_test(test_slide_to_roll),     cmocka_unit_test(test_drop_no_bounce),
-        cmocka_unit_test(test_gas_energy_decay),  cmocka_unit_test(test_free_body_angular_momentum),
-        cmocka_unit_test(test_intermediate_axis), cmocka_unit_test(test_orientation_exact),
+        cmocka_unit_test(test_pushed_chain_meets_a_neighbour),
+        cmocka_unit_test(test_error_reduction),
+        cmocka_unit_test(test_head_on),
+        cmocka_unit_test(test_slide_to_roll),
+        cmocka_unit_test(test_drop_no_bounce),
+        cmocka_unit_test(test_gas_energy_decay),
+        cmocka_unit_test(test_free_body_angular_momentum),
+        cmocka_unit_test(test_intermediate_axis),
+        cmocka_unit_test(test_orientation_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,19 @@ typedef struct {
     double *gap;                /* signed distance, negative when penetrating */
     double *mu;
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
+    /* Per-pair speculation (set by the caller before detection; off when speculate is 0). A
+     * pair of spheres, or a sphere and the geometry, within the margin is a contact only when
+     * its gap can close within the step at the velocities of detection:
+     *     gap < spec_tolerance + spec_dt * max(0, closing speed)
+     * (the closing speed of a sphere and the geometry counts the step's gravity, spec_gdt = dt
+     * g). The others are kept as near pairs; after the solve gf_contact_promote makes contacts
+     * of those the solved velocities would close, so no pair penetrates unseen. */
+    int speculate;
+    double spec_tolerance, spec_dt, spec_gdt[3];
+    size_t nnear, capnear;
+    int32_t *near1, *near2; /* as i1, i2 */
+    double *near_gap;
+    double *near_n[3];
 } gf_contacts;
 
 /* Link-cell workspace, kept between steps to avoid reallocation. */
@@ -57,6 +70,13 @@ void gf_linkcells_free(gf_linkcells *lc);
  * closed forms; any other shape the manifold of gf_collide (several points per pair). */
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                             double margin, gf_linkcells *lc, gf_contacts *out);
+
+/* After a solve: the near pairs (see gf_contacts.speculate) whose gap the particles' velocities
+ * would close within dt become contacts (with zero impulse), appended; *added counts them. For
+ * two spheres moving straight the gap at the end of the step is at least gap - dt * closing
+ * speed, so a near pair left alone cannot penetrate. */
+gf_status gf_contact_promote(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                             double dt, gf_contacts *c, size_t *added);
 
 /* The same by checking all pairs: the reference for tests. */
 gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, const gf_materials *m,

@@ -59,13 +59,15 @@ typedef struct {
     double dt;
     double time;
     long step;
-    long steps;              /* steps to run */
-    double margin_tolerance; /* speculative contact margin beyond the velocity term (m) */
-    double margin_fraction;  /* ... plus this share of the largest radius present */
-    long sort_every;         /* steps between spatial sorts of the owned particles (0: never) */
-    double margin;           /* the margin of the current step (contact detection and ghosts) */
-    double max_radius;       /* the largest radius present (global), with the margin */
-    int warned_displacement; /* the warning of a coarse time step was given */
+    long steps;                /* steps to run */
+    double margin_tolerance;   /* speculative contact margin beyond the velocity term (m) */
+    double margin_fraction;    /* ... plus this share of the largest radius present */
+    long sort_every;           /* steps between spatial sorts of the owned particles (0: never) */
+    int per_pair;              /* speculative contacts per pair (gf_contacts.speculate) */
+    int64_t promoted_contacts; /* near pairs made contacts after a solve (this rank) */
+    double margin;             /* the margin of the current step (contact detection and ghosts) */
+    double max_radius;         /* the largest radius present (global), with the margin */
+    int warned_displacement;   /* the warning of a coarse time step was given */
     int ghosts_ready;
     long progress_every;
     long check_every; /* steps between global particle-count checks */
@@ -78,6 +80,8 @@ typedef struct {
     int64_t stepped_particles;
     int64_t total_iterations;
     long unconverged_steps; /* steps whose solve ended at max_iterations (the same on all ranks) */
+    double residual_sum, residual_max; /* of the solves' residuals reached (global) */
+    long residual_steps;
     int64_t global_particles;
     int64_t expected_particles; /* initial + created - deleted, for the accounting check */
     int64_t next_id;            /* the next unused global id (the same on every rank) */

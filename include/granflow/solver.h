@@ -169,5 +169,9 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
  * starting guess (warm start); they must be zero otherwise. */
 gf_status gf_solver_solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
                           double dt, const gf_solver_comm *comm, gf_solver_result *res);
+/* Continues a solve after contacts were added (with zero impulse) and the solver prepared
+ * again: the velocities already hold the impulses in c->lambda. */
+gf_status gf_solver_resume(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c,
+                           double dt, const gf_solver_comm *comm, gf_solver_result *res);
 
 #endif
