@@ -1,13 +1,16 @@
 /* The computations behind the post-processing tools (issue 7) on synthetic data with known
  * answers: g(r) of an ideal gas and of a simple-cubic lattice, the edge correction, velocity-field
- * binning, and the PNGs of the plots decoded back. */
+ * binning in any plane and its grid, the PNGs of the plots decoded back, log-axis ticks, and the
+ * outlines of walls and obstacles (issue 14). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "granflow/geometry_mesh.h"
 #include "lib/analysis.h"
+#include "lib/outline.h"
 #include "lib/plot.h"
 #include "test_png.h"
 
@@ -163,9 +166,21 @@ static void test_field_linear(void **state) {
     gf_field_free(&f);
 }
 
-/* The heat map of the default 150 x 65 grid over the paper's 15 x 6.5 cm channel: 810 x 360
- * pixels (600 x 260 map, 4 pixels per cell), each cell in its colour, empty cells grey; the line
- * plot has the size asked for. */
+/* Decodes a PNG whose width depends on its labels: its pixels, the width in *w. */
+static uint8_t *read_png_height(const char *path, int *w, int want_h) {
+    int h = 0;
+    uint8_t *rgb = NULL;
+    char err[256];
+    if (gf_png_read(path, w, &h, &rgb, err, sizeof err))
+        fail_msg("%s", err);
+    if (h != want_h)
+        fail_msg("%s is %d pixels high, expected %d", path, h, want_h);
+    return rgb;
+}
+
+/* The heat map of the default 150 x 65 grid over the paper's 15 x 6.5 cm channel: a 600 x 260
+ * map (4 pixels per cell) with 62 pixels below, each cell in its colour, empty cells grey; the
+ * line plot has the size asked for; both have an SVG beside them. */
 static void test_png_plots(void **state) {
     (void)state;
     char dir[] = "/tmp/gf_test_png_XXXXXX", path[256];
@@ -179,8 +194,9 @@ static void test_png_plots(void **state) {
     assert_int_equal(
         gf_plot_heatmap(path, "t", "x (cm)", "y (cm)", "|v|", v, NX, NY, 0, 15, 0, 6.5, 0.0, 1.0),
         0);
-    const int w = 810;
-    uint8_t *rgb = gf_test_read_png(path, w, 360);
+    int w;
+    uint8_t *rgb = read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
+    assert_true(w > GF_HEATMAP_LEFT + 600);
     int mw, mh;
     gf_plot_heatmap_size(NX, 15, 6.5, &mw, &mh);
     assert_int_equal(mw, 600);
@@ -197,6 +213,8 @@ static void test_png_plots(void **state) {
     gf_test_expect_pixel(rgb, w, GF_HEATMAP_LEFT + 4 * 20 + 1,
                          GF_HEATMAP_TOP + 4 * (NY - 1 - 10) + 1, grey);
     free(rgb);
+    snprintf(path, sizeof path, "%s/map.svg", dir);
+    assert_int_equal(access(path, R_OK), 0);
 
     double xs[50], ys[50];
     for (int i = 0; i < 50; ++i) {
@@ -208,6 +226,8 @@ static void test_png_plots(void **state) {
     snprintf(path, sizeof path, "%s/lines.png", dir);
     assert_int_equal(gf_plot_lines(path, 640, 400, "t", "x", "y", &s, 1, 0, 0, &one), 0);
     free(gf_test_read_png(path, 640, 400));
+    snprintf(path, sizeof path, "%s/lines.svg", dir);
+    assert_int_equal(access(path, R_OK), 0);
 
     /* Not a PNG: an error, not a crash. */
     snprintf(path, sizeof path, "%s/junk.png", dir);
@@ -224,11 +244,282 @@ static void test_png_plots(void **state) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* The labelled ticks of a log axis from lo to hi, compared with want (n values). */
+static void expect_log_labels(double lo, double hi, const double *want, int n, int minor) {
+    double value[64];
+    int labelled[64], got = 0, unlabelled = 0;
+    int count = gf_plot_log_ticks(lo, hi, value, labelled, 64);
+    for (int k = 0; k < count; ++k) {
+        assert_true(value[k] >= lo * (1 - 1e-12) && value[k] <= hi * (1 + 1e-12));
+        if (k > 0)
+            assert_true(value[k] > value[k - 1]);
+        if (!labelled[k]) {
+            unlabelled++;
+            continue;
+        }
+        if (got >= n || fabs(value[k] - want[got]) > 1e-12 * want[got])
+            fail_msg("[%g, %g]: labelled tick %d is %g, expected %g", lo, hi, got, value[k],
+                     got < n ? want[got] : NAN);
+        got++;
+    }
+    if (got != n)
+        fail_msg("[%g, %g]: %d labelled ticks, expected %d", lo, hi, got, n);
+    if (unlabelled != minor)
+        fail_msg("[%g, %g]: %d unlabelled ticks, expected %d", lo, hi, unlabelled, minor);
+}
+
+/* Log axes: labels at 1, 2 and 5 times the powers of ten over two decades (the other multiples
+ * unlabelled), every multiple within one decade, the decades over many (2 .. 9 unlabelled), every
+ * third decade over twenty, a linear axis within less than half a decade. */
+static void test_log_ticks(void **state) {
+    (void)state;
+    const double fifty[6] = {1, 2, 5, 10, 20, 50};
+    expect_log_labels(1, 50, fifty, 6, 8); /* 3, 4, 6, 7, 8, 9, 30, 40 */
+    const double small[6] = {0.02, 0.05, 0.1, 0.2, 0.5, 1};
+    expect_log_labels(0.015, 1.2, small, 6, 12);
+    const double within[7] = {2, 3, 4, 5, 6, 7, 8};
+    expect_log_labels(2, 8, within, 7, 0);
+    const double decades[7] = {1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
+    expect_log_labels(1e-3, 1e3, decades, 7, 6 * 8);
+    const double every3[7] = {1, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18};
+    expect_log_labels(1, 1e20, every3, 7, 14);
+    const double linear[5] = {1.1, 1.15, 1.2, 1.25, 1.3};
+    expect_log_labels(1.1, 1.3, linear, 5, 0);
+    double value[4];
+    int labelled[4];
+    assert_int_equal(gf_plot_log_ticks(0, 10, value, labelled, 4), 0);
+    assert_int_equal(gf_plot_log_ticks(1, 50, value, labelled, 4), 4); /* at most max */
+}
+
+/* The grid that fits a region: square cells, 150 along the longer side; by cell size. */
+static void test_fit_grid(void **state) {
+    (void)state;
+    int nx, ny;
+    gf_field_fit_grid(0.15, 0.065, 150, &nx, &ny);
+    assert_true(nx == 150 && ny == 65);
+    gf_field_fit_grid(0.02, 0.15, 150, &nx, &ny);
+    assert_true(nx == 20 && ny == 150);
+    gf_field_fit_grid(1.0, 1e-6, 150, &nx, &ny);
+    assert_true(nx == 150 && ny == 1);
+    gf_field_fit_grid(0.065, 0.01, 150, &nx, &ny);
+    assert_true(nx == 150 && ny == 23); /* 23.08 */
+    assert_int_equal(gf_field_cell_grid(0.03, 0.013, 0.001, 100000, &nx, &ny), 0);
+    assert_true(nx == 30 && ny == 13);
+    assert_int_equal(gf_field_cell_grid(0.03, 0.0001, 0.001, 100000, &nx, &ny), 0);
+    assert_true(nx == 30 && ny == 1);
+    assert_int_equal(gf_field_cell_grid(1.0, 1.0, 1e-6, 100000, &nx, &ny), -1);
+    assert_int_equal(gf_field_cell_grid(1.0, 1.0, 0.0, 100000, &nx, &ny), -1);
+}
+
+/* Binning in the x-z plane: particles at known x and z (y anywhere) with velocities along
+ * known directions land in their cells, whatever their y. */
+static void test_field_plane(void **state) {
+    (void)state;
+    enum { NX = 3, NZ = 2 };
+    gf_field f;
+    assert_int_equal(gf_field_init_plane(&f, 0, 2, NX, NZ, 0.0, 0.3, 0.0, 0.1, 0.5), 0);
+    double x[3 * NX * NZ * 2], v[3 * NX * NZ * 2], w[3 * NX * NZ * 2], r[NX * NZ * 2];
+    size_t n = 0;
+    for (int k = 0; k < NZ; ++k)
+        for (int i = 0; i < NX; ++i)
+            for (int copy = 0; copy < 2; ++copy) {
+                /* Two particles per cell, far apart in y, velocity i along x and k + 1 along z. */
+                double p[3] = {0.05 + 0.1 * i, copy ? 0.45 : 0.01, 0.025 + 0.05 * k};
+                double vel[3] = {(double)i, 0.0, (double)(k + 1)}, om[3] = {0, 0, 0};
+                memcpy(x + 3 * n, p, sizeof p);
+                memcpy(v + 3 * n, vel, sizeof vel);
+                memcpy(w + 3 * n, om, sizeof om);
+                r[n++] = 0.01;
+            }
+    gf_field_add(&f, n, x, v, w, r);
+    double vx[NX * NZ], vy[NX * NZ], vz[NX * NZ], vm[NX * NZ], wm[NX * NZ], cnt[NX * NZ],
+        fr[NX * NZ];
+    gf_field_result(&f, 1, vx, vy, vz, vm, wm, cnt, fr);
+    for (int k = 0; k < NZ; ++k)
+        for (int i = 0; i < NX; ++i) {
+            int c = k * NX + i;
+            GF_ASSERT_NEAR(vx[c], i, 1e-15);
+            GF_ASSERT_NEAR(vz[c], k + 1, 1e-15);
+            GF_ASSERT_NEAR(cnt[c], 2, 0);
+            /* Two spheres in a cell 0.1 x 0.05 across and 0.5 deep. */
+            GF_ASSERT_NEAR(fr[c], 2 * 4.0 / 3.0 * M_PI * 1e-6 / (0.1 * 0.05 * 0.5), 1e-12);
+        }
+    gf_field_free(&f);
+    assert_int_not_equal(gf_field_init_plane(&f, 1, 1, 2, 2, 0, 1, 0, 1, 1), 0);
+}
+
+/* Outlines over a heat map: the pixels of the outline colour lie on the rectangle's edges (the
+ * line 2 pixels wide) and cover them; an outline reaching beyond the map is cut at its edge. The
+ * outline colour is none of the map's and not the empty cells' grey. */
+static void test_map_outline(void **state) {
+    (void)state;
+    char dir[] = "/tmp/gf_test_outline_XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    enum { NX = 150, NY = 65 };
+    static double v[NX * NY];
+    for (int c = 0; c < NX * NY; ++c)
+        v[c] = c % 3 ? (double)(c % NX) / NX : NAN;
+    const double rx[4] = {3, 9, 9, 3}, ry[4] = {1, 1, 4, 4};
+    const double cx[2] = {10, 20}, cy[2] = {3, -2}; /* leaves through the bottom edge */
+    const gf_outline outlines[2] = {{rx, ry, 4, 1}, {cx, cy, 2, 0}};
+    gf_map m = {"t", "x (cm)", "y (cm)", "|v| (m/s)", v, NX, NY, 0, 15, 0, 6.5, 0, 1, outlines, 2};
+    snprintf(path, sizeof path, "%s/outlined.png", dir);
+    assert_int_equal(gf_plot_map(path, &m), 0);
+    int w;
+    uint8_t *rgb = read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
+    /* 40 pixels per cm; the rectangle's edges at these pixel columns and rows. */
+    const int L = GF_HEATMAP_LEFT, T = GF_HEATMAP_TOP, ex[2] = {L + 120, L + 360},
+              ey[2] = {T + 260 - 160, T + 260 - 40};
+    int on_rect = 0, on_line = 0;
+    for (int py = 0; py < GF_HEATMAP_TOP + 322; ++py)
+        for (int px = 0; px < w; ++px) {
+            if (memcmp(rgb + 3 * ((size_t)py * w + px), gf_map_outline, 3))
+                continue;
+            if (px < L || px >= L + 600 || py < T || py >= T + 260)
+                fail_msg("outline pixel (%d, %d) outside the map", px, py);
+            int near_v =
+                (ex[0] - px >= 0 && ex[0] - px <= 1) || (ex[1] - px >= 0 && ex[1] - px <= 1);
+            int near_h =
+                (ey[0] - py >= 0 && ey[0] - py <= 1) || (ey[1] - py >= 0 && ey[1] - py <= 1);
+            int inside = px >= ex[0] - 1 && px <= ex[1] && py >= ey[0] - 1 && py <= ey[1];
+            if (inside && (near_v || near_h)) {
+                on_rect++;
+                continue;
+            }
+            /* The line from (10, 3) to (20, -2) cm: y = 3 - (x - 10) / 2. */
+            double x = (px + 0.5 - L) / 40.0, y = (T + 260 - (py + 0.5)) / 40.0;
+            if (fabs(y - (3 - (x - 10) / 2)) > 2.5 / 40.0)
+                fail_msg("outline pixel (%d, %d), at (%g, %g) cm, is on neither outline", px, py, x,
+                         y);
+            on_line++;
+        }
+    /* Covered: every pixel of the edges (the perimeter is 2 * (240 + 120) pixels). */
+    for (int t = 0; t <= 240; ++t)
+        for (int e = 0; e < 2; ++e)
+            gf_test_expect_pixel(rgb, w, ex[0] + t, ey[e], gf_map_outline);
+    for (int t = 0; t <= 120; ++t)
+        for (int e = 0; e < 2; ++e)
+            gf_test_expect_pixel(rgb, w, ex[e], ey[0] + t, gf_map_outline);
+    assert_true(on_rect >= 2 * 2 * (240 + 120));
+    /* The line spans 5 cm of x (200 pixels) inside the map before the bottom edge. */
+    assert_true(on_line >= 200);
+    free(rgb);
+    for (int k = 0; k <= 100; ++k) {
+        uint8_t c[3];
+        gf_colormap(k / 100.0, c);
+        int d = abs(c[0] - gf_map_outline[0]) + abs(c[1] - gf_map_outline[1]) +
+                abs(c[2] - gf_map_outline[2]);
+        assert_true(d > 150);
+    }
+    assert_true(abs(gf_map_empty[0] - gf_map_outline[0]) +
+                    abs(gf_map_empty[1] - gf_map_outline[1]) +
+                    abs(gf_map_empty[2] - gf_map_outline[2]) >
+                150);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The engine's mesh of walls and obstacles projected on a plane: a box gives the rectangle of
+ * its extent along the plane's axes, a cylinder along the third axis its 32-gon of the right
+ * radius, a tilted cylinder the hull of its rims; a wall across the box parallel to the third
+ * axis the segment where it cuts the box, walls on the box's faces and walls across the plane
+ * nothing. */
+static void test_outline_projection(void **state) {
+    (void)state;
+    gf_walls walls;
+    gf_walls_init(&walls);
+    const double lo[3] = {0, 0, 0}, hi[3] = {0.3, 0.2, 0.1};
+    const double blo[3] = {0.05, 0.04, 0.02}, bhi[3] = {0.09, 0.12, 0.07};
+    const double c0[3] = {0.2, 0.1, 0.05}, zaxis[3] = {0, 0, 1};
+    const double c1[3] = {0.15, 0.15, 0.05}, tilted[3] = {0.6, 0, 0.8};
+    const double face_p[3] = {0, 0, 0}, face_n[3] = {0, 1, 0};       /* on the face y = 0 */
+    const double cut_p[3] = {0.25, 0, 0}, cut_n[3] = {-0.6, 0.8, 0}; /* parallel to z */
+    const double floor_n[3] = {0, 0.6, 0.8};                         /* across the x-y plane */
+    GF_ASSERT_OK(gf_walls_add_box(&walls, blo, bhi, 0));
+    GF_ASSERT_OK(gf_walls_add_cylinder(&walls, c0, zaxis, 0.03, 0.1, 0));
+    GF_ASSERT_OK(gf_walls_add_cylinder(&walls, c1, tilted, 0.01, 0.05, 0));
+    GF_ASSERT_OK(gf_walls_add(&walls, face_p, face_n, NULL, 0));
+    GF_ASSERT_OK(gf_walls_add(&walls, cut_p, cut_n, NULL, 0));
+    GF_ASSERT_OK(gf_walls_add(&walls, face_p, floor_n, NULL, 0));
+    gf_geometry_mesh mesh;
+    gf_geometry_mesh_init(&mesh);
+    GF_ASSERT_OK(gf_geometry_mesh_build(&walls, lo, hi, &mesh));
+    gf_snapshot_geometry g = {mesh.npoints, mesh.ncells, mesh.nconn, mesh.points,
+                              mesh.conn,    mesh.kind,   mesh.body};
+    gf_outlines o;
+    const double plo[2] = {0, 0}, phi[2] = {0.3, 0.2};
+    assert_int_equal(gf_outlines_project(&g, 0, 1, plo, phi, &o), 0);
+    assert_int_equal(o.n, 4); /* box, two cylinders, the cutting wall */
+    int seen_box = 0, seen_cyl = 0, seen_tilted = 0, seen_wall = 0;
+    for (size_t k = 0; k < o.n; ++k) {
+        size_t a = o.start[k], n = o.start[k + 1] - a;
+        double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+        for (size_t p = a; p < a + n; ++p) {
+            xmin = fmin(xmin, o.x[p]);
+            xmax = fmax(xmax, o.x[p]);
+            ymin = fmin(ymin, o.y[p]);
+            ymax = fmax(ymax, o.y[p]);
+        }
+        if (n == 4 && o.closed[k]) { /* the box: its corners */
+            seen_box++;
+            GF_ASSERT_NEAR(xmin, blo[0], 1e-15);
+            GF_ASSERT_NEAR(xmax, bhi[0], 1e-15);
+            GF_ASSERT_NEAR(ymin, blo[1], 1e-15);
+            GF_ASSERT_NEAR(ymax, bhi[1], 1e-15);
+            for (size_t p = a; p < a + n; ++p)
+                assert_true((o.x[p] == blo[0] || o.x[p] == bhi[0]) &&
+                            (o.y[p] == blo[1] || o.y[p] == bhi[1]));
+        } else if (n == 32 && o.closed[k]) { /* the upright cylinder: its rim */
+            seen_cyl++;
+            for (size_t p = a; p < a + n; ++p)
+                GF_ASSERT_NEAR(hypot(o.x[p] - c0[0], o.y[p] - c0[1]), 0.03, 1e-12);
+        } else if (o.closed[k]) {
+            /* The tilted one: its axis projects to 0.6 of its length along x, each rim to an
+             * ellipse of half-axes 0.8 r along x and r along y. */
+            seen_tilted++;
+            GF_ASSERT_NEAR(xmax - xmin, 0.6 * 0.05 + 2 * 0.8 * 0.01, 1e-3 * 0.01);
+            GF_ASSERT_NEAR(ymax - ymin, 2 * 0.01, 1e-2 * 0.01); /* a 32-gon's vertices */
+            GF_ASSERT_NEAR(0.5 * (xmin + xmax), c1[0], 1e-12);
+        } else {
+            /* The wall through (0.25, 0) along (0.8, 0.6): from (0.25, 0) to (0.3, 0.0375). */
+            seen_wall++;
+            assert_int_equal(n, 2);
+            GF_ASSERT_NEAR(xmin, 0.25, 1e-12);
+            GF_ASSERT_NEAR(xmax, 0.3, 1e-12);
+            GF_ASSERT_NEAR(ymin, 0.0, 1e-12);
+            GF_ASSERT_NEAR(ymax, 0.0375, 1e-12);
+        }
+    }
+    assert_true(seen_box == 1 && seen_cyl == 1 && seen_tilted == 1 && seen_wall == 1);
+    gf_outlines_free(&o);
+    /* In the x-z plane: the box's x and z extent; the upright cylinder a rectangle. */
+    const double qlo[2] = {0, 0}, qhi[2] = {0.3, 0.1};
+    assert_int_equal(gf_outlines_project(&g, 0, 2, qlo, qhi, &o), 0);
+    int rects = 0;
+    for (size_t k = 0; k < o.n; ++k) {
+        size_t a = o.start[k], n = o.start[k + 1] - a;
+        if (n != 4)
+            continue;
+        rects++;
+        for (size_t p = a; p < a + n; ++p)
+            assert_true(((o.x[p] == blo[0] || o.x[p] == bhi[0]) &&
+                         (o.y[p] == blo[2] || o.y[p] == bhi[2])) ||
+                        (fabs(fabs(o.x[p] - c0[0]) - 0.03) < 1e-12 &&
+                         (fabs(o.y[p]) < 1e-12 || fabs(o.y[p] - 0.1) < 1e-12)));
+    }
+    assert_int_equal(rects, 2);
+    gf_outlines_free(&o);
+    gf_geometry_mesh_free(&mesh);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge_factor),      cmocka_unit_test(test_rdf_ideal_gas),
         cmocka_unit_test(test_rdf_simple_cubic), cmocka_unit_test(test_field_linear),
-        cmocka_unit_test(test_png_plots),
+        cmocka_unit_test(test_png_plots),        cmocka_unit_test(test_log_ticks),
+        cmocka_unit_test(test_fit_grid),         cmocka_unit_test(test_field_plane),
+        cmocka_unit_test(test_map_outline),      cmocka_unit_test(test_outline_projection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

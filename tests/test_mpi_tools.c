@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "granflow/io.h"
 #include "granflow/sim.h"
@@ -57,10 +58,22 @@ static FILE *open_csv(const char *prefix, const char *fragment, const char *colu
 static void expect_failure(const char *exe, const char *args, const char *fragment) {
     char *out = NULL;
     int rc = tool(exe, args, &out);
-    if (rc == 0 || !strstr(out, fragment))
-        fail_msg("'%s %s' exited with %d, expected a failure saying '%s':\n%s", exe, args, rc,
-                 fragment, out);
+    if (rc != 1 || !strstr(out, fragment))
+        fail_msg("'%s %s' exited with %d, expected a failure (exit status 1) saying '%s':\n%s", exe,
+                 args, rc, fragment, out);
     free(out);
+}
+
+/* Decodes a PNG whose width depends on its labels: its pixels, the width in *w. */
+static uint8_t *read_png_height(const char *path, int *w, int want_h) {
+    int h = 0;
+    uint8_t *rgb = NULL;
+    char err[256];
+    if (gf_png_read(path, w, &h, &rgb, err, sizeof err))
+        fail_msg("%s", err);
+    if (h != want_h)
+        fail_msg("%s is %d pixels high, expected %d", path, h, want_h);
+    return rgb;
 }
 
 static void add_if_owned(gf_sim *sim, const gf_particle *rec) {
@@ -186,8 +199,9 @@ static void test_velfield_known_field(void **state) {
     expect_failure("GF_CHUNK_ROWS=lots " GF_VELFIELD, s1, "GF_CHUNK_ROWS='lots'");
 }
 
-/* The default grid (150 x 65 over the box, 1 mm cells, a particle per occupied cell): the heat
- * map is 810 x 360 pixels and each particle's cell shows its speed's colour. */
+/* The heat maps of the default grid (150 x 65 over the box, 1 mm cells, a particle per occupied
+ * cell): 600 x 260 pixels of map and 62 below, each particle's cell in its speed's colour; an
+ * SVG beside each PNG. */
 static void test_velfield_png(void **state) {
     (void)state;
     char s1[512], prefix[512], png[600], args[2048];
@@ -209,8 +223,10 @@ static void test_velfield_png(void **state) {
     const char *kinds[2] = {"velocity", "angular"};
     for (int kind = 0; kind < 2; ++kind) {
         snprintf(png, sizeof png, "%s_%s.png", prefix, kinds[kind]);
-        const int w = 810;
-        uint8_t *rgb = gf_test_read_png(png, w, 360);
+        int w;
+        uint8_t *rgb = read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
+        snprintf(png, sizeof png, "%s_%s.svg", prefix, kinds[kind]);
+        assert_int_equal(access(png, R_OK), 0);
         if (kind == 0)
             for (int64_t k = 0; k < 4 * FNX * FNY; k += 37) {
                 double x[3], v[3], om[3];
@@ -231,7 +247,8 @@ static void test_velfield_png(void **state) {
              s1);
     tool_ok(GF_VELFIELD, args, "150 x 65 cells");
     snprintf(png, sizeof png, "%s_velocity.png", prefix);
-    uint8_t *rgb = gf_test_read_png(png, 810, 360);
+    int w;
+    uint8_t *rgb = read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
     for (int64_t k = 0; k < 4 * FNX * FNY; k += 37) {
         double x[3], v[3], om[3];
         field_particle(k, x);
@@ -241,11 +258,235 @@ static void test_velfield_png(void **state) {
         double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         if (!empty_cell((int)(k / 4 % FNX), (int)(k / 4 / FNX)))
             gf_colormap((speed - 0.25) / (2 * vmax - 0.25), want);
-        gf_test_expect_pixel(rgb, 810, GF_HEATMAP_LEFT + 4 * i + 2,
-                             GF_HEATMAP_TOP + 4 * (64 - j) + 2, want);
+        gf_test_expect_pixel(rgb, w, GF_HEATMAP_LEFT + 4 * i + 2, GF_HEATMAP_TOP + 4 * (64 - j) + 2,
+                             want);
     }
     free(rgb);
     expect_failure(GF_VELFIELD, "--vmin 2 --vmax 1 x.h5", "maximum above its minimum");
+}
+
+/* --- planes, grids and obstacles (issue 14) ------------------------------------------------- */
+
+/* A box 6 x 2 x 3 cm. In the x-z plane 6 x 3 cells of 1 cm hold two particles each, far apart in
+ * y, moving with the cell's velocity plus and minus 0.2 m/s along y; cells with (i + k) % 4 == 3
+ * stay empty. */
+static const double plane_hi[3] = {0.06, 0.02, 0.03};
+static void copy_without(const char *from, const char *to, const char *dataset);
+static const double plane_r = 0.001;
+
+static void plane_velocity(int i, int k, double v[3]) {
+    v[0] = i + 1.0;
+    v[1] = -0.5 * (k + 1);
+    v[2] = 0.1 * (i - k);
+}
+
+static int plane_empty(int i, int k) {
+    return (i + k) % 4 == 3;
+}
+
+/* The plane field's particles, and a box obstacle [2, 3.5] x [0.5, 1.2] x [0, 2] cm and a wall
+ * on the face y = 0 when obstacle is set. */
+static void write_plane_snapshot(const char *path, int obstacle) {
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    const double lo[3] = {0, 0, 0};
+    const int per[3] = {0, 0, 0}, dims[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, plane_hi));
+    if (obstacle) {
+        const double blo[3] = {0.02, 0.005, 0.0}, bhi[3] = {0.035, 0.012, 0.02};
+        const double n[3] = {0, 1, 0};
+        GF_ASSERT_OK(gf_walls_add_box(&sim.walls, blo, bhi, 0));
+        GF_ASSERT_OK(gf_walls_add(&sim.walls, lo, n, NULL, 0));
+    }
+    int64_t id = 0;
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < 6; ++i)
+            for (int copy = 0; copy < 2; ++copy) {
+                if (plane_empty(i, k) || (obstacle && i >= 2 && i <= 3 && k <= 1))
+                    continue;
+                double x[3] = {0.005 + 0.01 * i + (copy ? 0.003 : -0.003), copy ? 0.016 : 0.003,
+                               0.005 + 0.01 * k + (copy ? -0.002 : 0.002)};
+                gf_particle rec;
+                gf_particle_make_sphere(&rec, id++, x, plane_r, 2500, 0);
+                plane_velocity(i, k, rec.v);
+                rec.v[1] += copy ? 0.2 : -0.2;
+                add_if_owned(&sim, &rec);
+            }
+    sim.expected_particles = sim.next_id = id;
+    GF_ASSERT_OK(gf_io_write_snapshot(NULL, &sim, path));
+    gf_sim_free(&sim);
+}
+
+/* gf-velfield in the x-z plane: each cell's mean velocity and count, the solid fraction over
+ * the cell's 2 cm through y, the coordinates named x and z. The default grid fits the box's
+ * section in each plane (square cells, 150 along its longer side, drawn square); --cell and one
+ * of --nx/--ny alone keep them square too. */
+static void test_velfield_planes(void **state) {
+    (void)state;
+    char snap[512], prefix[512], args[2048], path[600];
+    path_of(snap, sizeof snap, "plane.h5");
+    write_plane_snapshot(snap, 0);
+    if (P.rank != 0)
+        return;
+    path_of(prefix, sizeof prefix, "xz");
+    snprintf(args, sizeof args, "-o %s --plane xz --nx 6 --ny 3 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "6 x 3 cells in the x-z plane");
+    FILE *f = open_csv(prefix, "each through y [0, 0.02] m",
+                       "i,j,x,z,vx,vy,vz,v,omega,count,solid_fraction");
+    char line[1024];
+    int rows = 0;
+    const double cell = 0.01 * 0.01 * 0.02, sphere = 4.0 / 3.0 * M_PI * pow(plane_r, 3);
+    while (fgets(line, sizeof line, f)) {
+        char *c = line;
+        int i = (int)csv_field(&c), k = (int)csv_field(&c);
+        GF_ASSERT_NEAR(csv_field(&c), 0.005 + 0.01 * i, 1e-8);
+        GF_ASSERT_NEAR(csv_field(&c), 0.005 + 0.01 * k, 1e-8);
+        double got[7], v[3];
+        for (int q = 0; q < 7; ++q)
+            got[q] = csv_field(&c);
+        plane_velocity(i, k, v);
+        if (plane_empty(i, k)) {
+            assert_true(isnan(got[0]) && isnan(got[3]));
+            GF_ASSERT_NEAR(got[5], 0.0, 0.0);
+        } else {
+            for (int q = 0; q < 3; ++q)
+                GF_ASSERT_NEAR(got[q], v[q], 1e-8);
+            GF_ASSERT_NEAR(got[3], sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), 1e-8);
+            GF_ASSERT_NEAR(got[5], 2.0, 0.0);
+            GF_ASSERT_NEAR(got[6], 2 * sphere / cell, 1e-8);
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 18);
+    /* Default grids: the box's section is 6 x 2 (x-y), 6 x 3 (x-z), 2 x 3 cm (y-z). */
+    const struct {
+        const char *plane, *says;
+        int mw, mh;
+    } fits[3] = {{"xy", "150 x 50 cells in the x-y plane", 600, 200},
+                 {"xz", "150 x 75 cells in the x-z plane", 600, 300},
+                 {"yz", "100 x 150 cells in the y-z plane", 600, 900}};
+    for (int p = 0; p < 3; ++p) {
+        snprintf(args, sizeof args, "-o %s --plane %s %s", prefix, fits[p].plane, snap);
+        tool_ok(GF_VELFIELD, args, fits[p].says);
+        snprintf(path, sizeof path, "%s_velocity.png", prefix);
+        int w;
+        free(read_png_height(path, &w, GF_HEATMAP_TOP + fits[p].mh + 62));
+        assert_true(w > GF_HEATMAP_LEFT + fits[p].mw);
+    }
+    snprintf(args, sizeof args, "-o %s --plane xz --cell 0.002 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "30 x 15 cells in the x-z plane");
+    snprintf(args, sizeof args, "-o %s --plane xz --nx 12 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "12 x 6 cells in the x-z plane");
+    snprintf(args, sizeof args, "-o %s --plane yz --ny 4 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "3 x 4 cells in the y-z plane");
+}
+
+/* The outline of a box [ex0, ex1] x [ey0, ey1] (pixel edges) in a map: every pixel of the
+ * outline colour lies on it (the line 2 pixels wide about each edge, cut at the map's edge) and
+ * every pixel along each edge has one beside it. Returns the outline pixels. */
+static int check_outline_png(const char *png, int want_h, int ex0, int ex1, int ey0, int ey1) {
+    int w;
+    uint8_t *rgb = read_png_height(png, &w, want_h);
+    int count = 0;
+    for (int py = 0; py < want_h; ++py)
+        for (int px = 0; px < w; ++px) {
+            if (memcmp(rgb + 3 * ((size_t)py * w + px), gf_map_outline, 3))
+                continue;
+            count++;
+            int in = px >= ex0 - 1 && px <= ex1 && py >= ey0 - 1 && py <= ey1;
+            int edge = px == ex0 - 1 || px == ex0 || px == ex1 - 1 || px == ex1 || py == ey0 - 1 ||
+                       py == ey0 || py == ey1 - 1 || py == ey1;
+            if (!in || !edge)
+                fail_msg("%s: outline pixel (%d, %d) off the box [%d, %d] x [%d, %d]", png, px, py,
+                         ex0, ex1, ey0, ey1);
+        }
+#define OUTLINED(x, y) (!memcmp(rgb + 3 * ((size_t)(y)*w + (x)), gf_map_outline, 3))
+    for (int x = ex0; x <= ex1; ++x)
+        for (int e = 0; e < 2; ++e) {
+            int y = e ? ey1 : ey0;
+            if (!OUTLINED(x, y) && !OUTLINED(x, y - 1))
+                fail_msg("%s: no outline at (%d, %d)", png, x, y);
+        }
+    for (int y = ey0; y < ey1; ++y)
+        for (int e = 0; e < 2; ++e) {
+            int x = e ? ex1 : ex0;
+            if (!OUTLINED(x, y) && !OUTLINED(x - 1, y))
+                fail_msg("%s: no outline at (%d, %d)", png, x, y);
+        }
+#undef OUTLINED
+    free(rgb);
+    return count;
+}
+
+/* A copy of a snapshot with element `at` of an integer dataset set to value. */
+static void set_int64(const char *from, const char *to, const char *dataset, hsize_t at,
+                      int64_t value) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
+    assert_true(f >= 0 && d >= 0);
+    hid_t fs = H5Dget_space(d);
+    hsize_t count = 1;
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &count, NULL);
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    assert_true(H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+/* A box obstacle written by the engine into the snapshot's /geometry: its outline in the x-y
+ * and x-z maps lies on the edges of its projection (in x-z its bottom on the map's edge), in
+ * both heat maps, and the wall on the box's face y = 0 adds none. A snapshot without /geometry
+ * (earlier versions) draws none; a damaged one is refused. */
+static void test_velfield_obstacle(void **state) {
+    (void)state;
+    char snap[512], prefix[512], args[2048], png[600];
+    path_of(snap, sizeof snap, "obstacle.h5");
+    write_plane_snapshot(snap, 1);
+    if (P.rank != 0)
+        return;
+    path_of(prefix, sizeof prefix, "obst");
+    /* 10 pixels per mm: the box [20, 35] x [5, 12] mm; the maps 600 x 200 and 600 x 300. */
+    const int L = GF_HEATMAP_LEFT, T = GF_HEATMAP_TOP;
+    const char *kinds[2] = {"velocity", "angular"};
+    snprintf(args, sizeof args, "-o %s --nx 60 --ny 20 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "1 outline(s)");
+    for (int k = 0; k < 2; ++k) {
+        snprintf(png, sizeof png, "%s_%s.png", prefix, kinds[k]);
+        int n = check_outline_png(png, T + 200 + 62, L + 200, L + 350, T + 200 - 120, T + 200 - 50);
+        assert_true(n >= 2 * 2 * (150 + 70));
+    }
+    snprintf(args, sizeof args, "-o %s --plane xz --nx 60 --ny 30 %s", prefix, snap);
+    tool_ok(GF_VELFIELD, args, "1 outline(s)");
+    for (int k = 0; k < 2; ++k) {
+        snprintf(png, sizeof png, "%s_%s.png", prefix, kinds[k]);
+        check_outline_png(png, T + 300 + 62, L + 200, L + 350, T + 300 - 200, T + 300);
+    }
+    char old[512], bad[512];
+    path_of(old, sizeof old, "nogeometry.h5");
+    copy_without(snap, old, "/geometry");
+    snprintf(args, sizeof args, "-o %s --nx 60 --ny 20 %s", prefix, old);
+    tool_ok(GF_VELFIELD, args, "0 outline(s)");
+    snprintf(png, sizeof png, "%s_velocity.png", prefix);
+    int w;
+    uint8_t *rgb = read_png_height(png, &w, T + 200 + 62);
+    for (size_t p = 0; p < (size_t)w * (T + 200 + 62); ++p)
+        if (!memcmp(rgb + 3 * p, gf_map_outline, 3))
+            fail_msg("an outline pixel at (%zu, %zu) without geometry", p % w, p / w);
+    free(rgb);
+    path_of(bad, sizeof bad, "badgeometry.h5");
+    /* The wall's polygon comes first: its code, its number of points, its first point. */
+    set_int64(snap, bad, "/geometry/topology", 2, 1000000);
+    expect_failure(GF_VELFIELD, bad, "/geometry does not describe a mesh");
+    set_int64(snap, bad, "/geometry/topology", 1, 1000000);
+    expect_failure(GF_VELFIELD, bad, "/geometry does not describe a mesh");
+    copy_without(snap, bad, "/geometry/kind");
+    expect_failure(GF_VELFIELD, bad, "/geometry lacks position, topology, kind or body");
 }
 
 /* --- g(r) of a lattice through periodic boundaries ------------------------------------------- */
@@ -667,6 +908,34 @@ static void test_bad_input(void **state) {
     expect_failure(GF_RDF, args, "--bins must be between 1 and 1000000");
     snprintf(args, sizeof args, "--colour red %s", snap);
     expect_failure(GF_VELFIELD, args, "unknown or incomplete option '--colour'");
+    /* Every numeric option (issue 14): a number, whole where it counts, in range, nothing
+     * trailing; the message names the option, the exit status is 1. */
+    const struct {
+        const char *exe, *options, *says;
+    } bad[] = {
+        {GF_VELFIELD, "--nx 5x", "--nx expects 1 number, got '5x'"},
+        {GF_VELFIELD, "--nx 200000", "--nx must be between 1 and 100000, got '200000'"},
+        {GF_VELFIELD, "--ny -3", "--ny must be between 1 and 100000, got '-3'"},
+        {GF_VELFIELD, "--cell 0", "--cell must be positive, got '0'"},
+        {GF_VELFIELD, "--cell 1mm", "--cell expects 1 number, got '1mm'"},
+        {GF_VELFIELD, "--cell 0.001 --nx 5", "--cell and --nx/--ny exclude each other"},
+        {GF_VELFIELD, "--plane xx", "--plane expects xy, xz or yz, got 'xx'"},
+        {GF_VELFIELD, "--plane zx", "--plane expects xy, xz or yz, got 'zx'"},
+        {GF_VELFIELD, "--range 0 1 1 0", "--range A0 A1 B0 B1 needs A1 > A0 and B1 > B0"},
+        {GF_VELFIELD, "--vmax inf", "--vmax expects 1 number, got 'inf'"},
+        {GF_VELFIELD, "--wmin 0x", "--wmin expects 1 number, got '0x'"},
+        {GF_RDF, "--rmax -1", "--rmax must be positive, got '-1'"},
+        {GF_RDF, "--rmax 5e", "--rmax expects 1 number, got '5e'"},
+        {GF_RDF, "--bins 2.5", "--bins expects a whole number, got '2.5'"},
+        {GF_RDF, "--region 0 1 0 1 1 0", "--region X0 X1 Y0 Y1 Z0 Z1 needs X1 > X0"},
+        {GF_RDF, "--region 0 1 0 1 0 nan", "--region expects 6 numbers, got 'nan'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        snprintf(args, sizeof args, "%s %s", bad[k].options, snap);
+        expect_failure(bad[k].exe, args, bad[k].says);
+    }
+    snprintf(args, sizeof args, "%s %s/p.png --x a --y b --hline nan", csv, dir);
+    expect_failure(GF_PLOT, args, "--hline expects 1 number, got 'nan'");
 }
 
 static int setup(void **state) {
@@ -682,6 +951,8 @@ static int teardown(void **state) {
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_velfield_known_field, setup, teardown),
     cmocka_unit_test_setup_teardown(test_velfield_png, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_velfield_planes, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_velfield_obstacle, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rdf_lattice, setup, teardown),
     cmocka_unit_test_setup_teardown(test_stats_runs, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),

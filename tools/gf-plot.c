@@ -1,10 +1,10 @@
-/* gf-plot: line plots of CSV columns as PNG.
+/* gf-plot: line plots of CSV columns as PNG, with an SVG of the same plot beside it.
  *
  *   gf-plot data.csv out.png --x COL --y COL[,COL...] [--group COL] [--title T]
  *           [--xlabel L] [--ylabel L] [--logx] [--logy] [--hline V]
  *
  * One series per y column, or per distinct value of the group column. Lines starting with '#'
- * are comments; the first other line is the header. */
+ * are comments; the first other line is the header. Fields that are not numbers leave a gap. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +37,22 @@ static int find(char **hdr, int n, const char *name) {
     return -1;
 }
 
+/* A field's number; NaN (a gap in the line) for anything else. */
+static double number(const char *field) {
+    char *end;
+    double v = strtod(field, &end);
+    while (*end == ' ' || *end == '\t')
+        ++end;
+    return end == field || *end ? NAN : v;
+}
+
 static const char usage[] =
-    "usage: gf-plot data.csv out.png --x COL --y COL[,COL] [--group COL] [--title T] "
-    "[--xlabel L] [--ylabel L] [--logx] [--logy] [--hline V]\n"
-    "  line plots of CSV columns as PNG: one series per y column, or per value of the group\n"
-    "  column; lines starting with '#' are comments, the first other line is the header\n";
+    "usage: gf-plot data.csv out.png --x COL --y COL[,COL] [--group COL] [--title T]\n"
+    "               [--xlabel L] [--ylabel L] [--logx] [--logy] [--hline V]\n"
+    "  line plots of CSV columns as out.png and out.svg (the same plot; the SVG's text is 9-11 pt\n"
+    "  at its nominal 16 x 10 cm): one series per y column, or per value of the group column;\n"
+    "  lines starting with '#' are comments, the first other line is the header; fields that\n"
+    "  are not numbers leave a gap. Give labels with units, e.g. --xlabel \"time (s)\"\n";
 
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i)
@@ -154,8 +165,8 @@ int main(int argc, char **argv) {
                 xs[s] = realloc(xs[s], caps[s] * sizeof(double));
                 ys[s] = realloc(ys[s], caps[s] * sizeof(double));
             }
-            xs[s][ns[s]] = atof(fld[xi]);
-            ys[s][ns[s]] = atof(fld[yi[k]]);
+            xs[s][ns[s]] = number(fld[xi]);
+            ys[s][ns[s]] = number(fld[yi[k]]);
             ns[s]++;
         }
     }
@@ -174,6 +185,6 @@ int main(int argc, char **argv) {
         free(ys[s]);
     }
     if (rc)
-        return die("cannot write", out);
+        return die("cannot write the PNG or the SVG beside it", out);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* gf-rdf: the radial distribution function g(r) of the particles of a region (paper Fig. 12).
  *
  *   gf-rdf [options] SNAPSHOT.h5 [SNAPSHOT.h5 ...]
- *     -o PREFIX                 output prefix (default "rdf"): PREFIX.csv and PREFIX.png
+ *     -o PREFIX                 output prefix (default "rdf"): PREFIX.csv, PREFIX.png and
+ *                               PREFIX.svg
  *     --region X0 X1 Y0 Y1 Z0 Z1   (m; default the whole box; clipped to the box). The paper's
  *                               region of the channel is 0.12 0.14 0 0.065 0 0.02
  *     --rmax R                  largest distance in particle diameters (default 5)
@@ -59,7 +60,9 @@ static const char usage[] =
     "  g(r) of the centres in the region (default the whole box; the paper's region of the\n"
     "  channel is 0.12 0.14 0 0.065 0 0.02), averaged over the snapshots, r in diameters up to R\n"
     "  (default 5) in N bins (default 100), edge-corrected (default) or with the paper's plain\n"
-    "  normalisation; writes PREFIX.csv and PREFIX.png (default prefix rdf)";
+    "  normalisation; writes PREFIX.csv and the plot PREFIX.png with PREFIX.svg beside it "
+    "(default\n"
+    "  prefix rdf)";
 
 static int die(const char *msg) {
     fprintf(stderr, "gf-rdf: %s\n", msg);
@@ -123,11 +126,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--region")) {
             if (gf_cli_numbers("gf-rdf", argc, argv, &first, 6, region))
                 return 1;
+            if (!(region[1] > region[0]) || !(region[3] > region[2]) || !(region[5] > region[4]))
+                return die("--region X0 X1 Y0 Y1 Z0 Z1 needs X1 > X0, Y1 > Y0 and Z1 > Z0");
         } else if (!strcmp(a, "--rmax")) {
-            if (gf_cli_numbers("gf-rdf", argc, argv, &first, 1, &rmax_d))
+            if (gf_cli_positive("gf-rdf", argc, argv, &first, &rmax_d))
                 return 1;
         } else if (!strcmp(a, "--bins")) {
-            if (gf_cli_int("gf-rdf", argc, argv, &first, &nbins))
+            if (gf_cli_int_in("gf-rdf", argc, argv, &first, 1, 1000000, &nbins))
                 return 1;
         } else if (!strcmp(a, "--normalisation") && first + 1 < argc) {
             const char *v = argv[++first];
@@ -144,8 +149,6 @@ int main(int argc, char **argv) {
     }
     if (first >= argc)
         return die(usage);
-    if (nbins < 1 || nbins > 1000000 || !(rmax_d > 0))
-        return die("--bins must be between 1 and 1000000 and --rmax positive");
     int nsnap = argc - first;
     double *r = malloc(nbins * sizeof *r), *g = calloc(nbins, sizeof *g),
            *gs = malloc(nbins * sizeof *gs), *rd = malloc(nbins * sizeof *rd);
@@ -191,9 +194,9 @@ int main(int argc, char **argv) {
     double one = 1.0;
     if (gf_plot_lines(path, 800, 500, "radial distribution function", "r / d", "g(r)", &ser, 1, 0,
                       0, &one))
-        return die("cannot write the PNG");
-    printf("%s.csv, %s.png: %zu centres in %d snapshot%s, %d bins up to %g diameters\n", prefix,
-           prefix, ntotal, nsnap, nsnap > 1 ? "s" : "", nbins, rmax_d);
+        return die("cannot write the PNG or SVG");
+    printf("%s.csv, %s.png/.svg: %zu centres in %d snapshot%s, %d bins up to %g diameters\n",
+           prefix, prefix, ntotal, nsnap, nsnap > 1 ? "s" : "", nbins, rmax_d);
     free(r);
     free(g);
     free(gs);

@@ -1,17 +1,22 @@
-/* gf-velfield: the velocity field of granflow snapshots in the x-y plane (paper Figs. 10, 11).
+/* gf-velfield: the velocity field of granflow snapshots in a plane (paper Figs. 10, 11: x-y).
  *
  *   gf-velfield [options] SNAPSHOT.h5 [MORE.h5 ...]
- *     -o PREFIX     output prefix (default "velfield"): PREFIX.csv, PREFIX_velocity.png,
- *                   PREFIX_angular.png
- *     --nx N --ny N cells (default 150 x 65)
- *     --range X0 X1 Y0 Y1   binned region (default: the snapshot's box)
+ *     -o PREFIX     output prefix (default "velfield"): PREFIX.csv, PREFIX_velocity.png and .svg,
+ *                   PREFIX_angular.png and .svg
+ *     --plane xy|xz|yz   the plane (default xy); each cell spans the box along the third axis
+ *     --nx N --ny N cells along the plane's first and second axes (default: square cells, 150
+ *                   along the longer side of the region; one of them alone: the other from the
+ *                   region's aspect ratio)
+ *     --cell SIZE   cells about SIZE (m) wide instead
+ *     --range A0 A1 B0 B1   binned region along the plane's axes (default: the snapshot's box)
  *     --vmin V --vmax V --wmin W --wmax W   colour ranges of the speed and the angular speed
  *                   (default 0 .. the largest): the same for two runs shows them on one scale
  *
  * Several snapshots are averaged. Particles are read in chunks, so files need not fit in
  * memory. Per cell the CSV holds the mean velocity, its magnitude, the mean angular-velocity
  * magnitude, the particle count and the solid fraction (sphere volume over cell volume, the
- * cell spanning the box's full z extent). */
+ * cell spanning the box's full extent along the third axis). The maps outline the walls and
+ * obstacles of the first snapshot (outline.h says how). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +24,11 @@
 
 #include "lib/analysis.h"
 #include "lib/cli.h"
+#include "lib/outline.h"
 #include "lib/plot.h"
 #include "lib/snapshot.h"
+
+#define MAX_CELLS 100000
 
 static int add_chunk(void *ctx, const gf_chunk *c) {
     gf_field_add(ctx, c->n, c->x, c->v, c->w, c->radius);
@@ -28,13 +36,18 @@ static int add_chunk(void *ctx, const gf_chunk *c) {
 }
 
 static const char usage[] =
-    "usage: gf-velfield [-o PREFIX] [--nx N] [--ny N] [--range X0 X1 Y0 Y1] [--vmin V]\n"
-    "                   [--vmax V] [--wmin W] [--wmax W] SNAPSHOT.h5 [...]\n"
-    "  bins particles in the x-y plane, averaged over the snapshots; writes PREFIX.csv,\n"
-    "  PREFIX_velocity.png and PREFIX_angular.png (default prefix velfield, 150 x 65 cells over\n"
-    "  the box; GF_CHUNK_ROWS sets the rows read at once). The colour ranges of the speed (m/s)\n"
-    "  and the angular speed (rad/s) default to 0 .. the largest; give them to show two runs\n"
-    "  on one scale (values beyond take the end colours)";
+    "usage: gf-velfield [-o PREFIX] [--plane xy|xz|yz] [--nx N] [--ny N] [--cell SIZE]\n"
+    "                   [--range A0 A1 B0 B1] [--vmin V] [--vmax V] [--wmin W] [--wmax W]\n"
+    "                   SNAPSHOT.h5 [...]\n"
+    "  bins particles in a plane (default x-y; each cell spans the box along the third axis),\n"
+    "  averaged over the snapshots; writes PREFIX.csv and the heat maps PREFIX_velocity.png,\n"
+    "  PREFIX_angular.png, each with an SVG beside it (default prefix velfield). Cells: square,\n"
+    "  150 along the longer side of the region (the box, or --range along the plane's two axes,\n"
+    "  in m); --nx/--ny set their numbers (one alone: the other keeps them square), --cell their\n"
+    "  size in m. The maps show empty cells grey and the walls and obstacles (the projection of\n"
+    "  each obstacle along the third axis) as red outlines. The colour ranges of the speed (m/s)\n"
+    "  and the angular speed (rad/s) default to 0 .. the largest; give them to show two runs on\n"
+    "  one scale (values beyond take the end colours). GF_CHUNK_ROWS sets the rows read at once.";
 
 static int die(const char *msg) {
     fprintf(stderr, "gf-velfield: %s\n", msg);
@@ -43,8 +56,8 @@ static int die(const char *msg) {
 
 int main(int argc, char **argv) {
     const char *prefix = "velfield";
-    int nx = 150, ny = 65, have_range = 0;
-    double range[4] = {0, 0, 0, 0};
+    int nx = 0, ny = 0, have_range = 0, ax = 0, ay = 1;
+    double range[4] = {0, 0, 0, 0}, cell = 0;
     /* The colour ranges: NAN for the data's own (0 .. the largest). */
     double vlim[2] = {NAN, NAN}, wlim[2] = {NAN, NAN};
     int first = 1;
@@ -55,15 +68,28 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "-o") && first + 1 < argc)
             prefix = argv[++first];
-        else if (!strcmp(a, "--nx")) {
-            if (gf_cli_int("gf-velfield", argc, argv, &first, &nx))
+        else if (!strcmp(a, "--plane") && first + 1 < argc) {
+            const char *p = argv[++first];
+            if (strlen(p) != 2 || !strchr("xyz", p[0]) || !strchr("xyz", p[1]) || p[0] >= p[1]) {
+                fprintf(stderr, "gf-velfield: --plane expects xy, xz or yz, got '%s'\n", p);
+                return 1;
+            }
+            ax = p[0] - 'x';
+            ay = p[1] - 'x';
+        } else if (!strcmp(a, "--nx")) {
+            if (gf_cli_int_in("gf-velfield", argc, argv, &first, 1, MAX_CELLS, &nx))
                 return 1;
         } else if (!strcmp(a, "--ny")) {
-            if (gf_cli_int("gf-velfield", argc, argv, &first, &ny))
+            if (gf_cli_int_in("gf-velfield", argc, argv, &first, 1, MAX_CELLS, &ny))
+                return 1;
+        } else if (!strcmp(a, "--cell")) {
+            if (gf_cli_positive("gf-velfield", argc, argv, &first, &cell))
                 return 1;
         } else if (!strcmp(a, "--range")) {
             if (gf_cli_numbers("gf-velfield", argc, argv, &first, 4, range))
                 return 1;
+            if (!(range[1] > range[0]) || !(range[3] > range[2]))
+                return die("--range A0 A1 B0 B1 needs A1 > A0 and B1 > B0");
             have_range = 1;
         } else if (!strcmp(a, "--vmin") || !strcmp(a, "--vmax") || !strcmp(a, "--wmin") ||
                    !strcmp(a, "--wmax")) {
@@ -80,13 +106,17 @@ int main(int argc, char **argv) {
     }
     if (first >= argc)
         return die(usage);
-    if (nx < 1 || ny < 1 || nx > 100000 || ny > 100000)
-        return die("--nx and --ny must be between 1 and 100000");
+    if (cell > 0 && (nx || ny))
+        return die("--cell and --nx/--ny exclude each other");
     if ((!isnan(vlim[0]) && !isnan(vlim[1]) && !(vlim[1] > vlim[0])) ||
         (!isnan(wlim[0]) && !isnan(wlim[1]) && !(wlim[1] > wlim[0])))
         return die("a colour range needs its maximum above its minimum");
+    const char axis_name[3] = {'x', 'y', 'z'};
+    int az = 3 - ax - ay;
     gf_field f;
+    gf_outlines outlines = {0};
     int initialised = 0, nsnap = 0;
+    double depth[2] = {0, 0};
     char err[1200];
     for (int k = first; k < argc; ++k) {
         gf_snapshot s;
@@ -94,14 +124,42 @@ int main(int argc, char **argv) {
             return die(err);
         if (!initialised) {
             if (!have_range) {
-                range[0] = s.box_min[0];
-                range[1] = s.box_max[0];
-                range[2] = s.box_min[1];
-                range[3] = s.box_max[1];
+                range[0] = s.box_min[ax];
+                range[1] = s.box_max[ax];
+                range[2] = s.box_min[ay];
+                range[3] = s.box_max[ay];
             }
-            if (gf_field_init(&f, nx, ny, range[0], range[1], range[2], range[3],
-                              s.box_max[2] - s.box_min[2]))
+            double width = range[1] - range[0], height = range[3] - range[2];
+            if (cell > 0) {
+                if (gf_field_cell_grid(width, height, cell, MAX_CELLS, &nx, &ny))
+                    return die("--cell is so small that a side would have more than 100000 cells");
+            } else if (nx && !ny) {
+                double n = fmax(1.0, round(nx * height / width));
+                if (n > MAX_CELLS)
+                    return die("--ny from the aspect ratio would exceed 100000: give it too");
+                ny = (int)n;
+            } else if (ny && !nx) {
+                double n = fmax(1.0, round(ny * width / height));
+                if (n > MAX_CELLS)
+                    return die("--nx from the aspect ratio would exceed 100000: give it too");
+                nx = (int)n;
+            } else if (!nx && !ny) {
+                gf_field_fit_grid(width, height, 150, &nx, &ny);
+            }
+            depth[0] = s.box_min[az];
+            depth[1] = s.box_max[az];
+            if (gf_field_init_plane(&f, ax, ay, nx, ny, range[0], range[1], range[2], range[3],
+                                    depth[1] - depth[0]))
                 return die("invalid range (or out of memory)");
+            gf_snapshot_geometry g;
+            if (gf_snapshot_read_geometry(&s, &g, err, sizeof err))
+                return die(err);
+            const double lo[2] = {s.box_min[ax], s.box_min[ay]},
+                         hi[2] = {s.box_max[ax], s.box_max[ay]};
+            int rc = gf_outlines_project(&g, ax, ay, lo, hi, &outlines);
+            gf_snapshot_geometry_free(&g);
+            if (rc)
+                return die("out of memory");
             initialised = 1;
         }
         if (gf_snapshot_scan(&s, add_chunk, &f, err, sizeof err))
@@ -122,9 +180,13 @@ int main(int argc, char **argv) {
     FILE *out = fopen(path, "w");
     if (!out)
         return die("cannot write the CSV file");
-    fprintf(out, "# gf-velfield: %d snapshot(s), %d x %d cells over x [%g, %g] y [%g, %g] m\n",
-            nsnap, nx, ny, range[0], range[1], range[2], range[3]);
-    fprintf(out, "i,j,x,y,vx,vy,vz,v,omega,count,solid_fraction\n");
+    char A = axis_name[ax], B = axis_name[ay], Z = axis_name[az];
+    fprintf(out,
+            "# gf-velfield: %d snapshot(s), %d x %d cells in the %c-%c plane over %c [%g, %g] "
+            "%c [%g, %g] m, each through %c [%g, %g] m\n",
+            nsnap, nx, ny, A, B, A, range[0], range[1], B, range[2], range[3], Z, depth[0],
+            depth[1]);
+    fprintf(out, "i,j,%c,%c,vx,vy,vz,v,omega,count,solid_fraction\n", A, B);
     double vmax = 0, wmax = 0;
     for (int j = 0; j < ny; ++j)
         for (int i = 0; i < nx; ++i) {
@@ -139,26 +201,64 @@ int main(int argc, char **argv) {
                 wmax = fmax(wmax, wm[c]);
         }
     fclose(out);
-    /* Heat maps in cm, as the paper plots them. */
-    double xr[2] = {range[0] * 100, range[1] * 100}, yr[2] = {range[2] * 100, range[3] * 100};
     double v0 = isnan(vlim[0]) ? 0.0 : vlim[0], w0 = isnan(wlim[0]) ? 0.0 : wlim[0];
     double v1 = isnan(vlim[1]) ? (vmax > v0 ? vmax : v0 + 1.0) : vlim[1];
     double w1 = isnan(wlim[1]) ? (wmax > w0 ? wmax : w0 + 1.0) : wlim[1];
     if (!(v1 > v0) || !(w1 > w0))
         return die("a colour range needs its maximum above its minimum (the data's largest "
                    "value is below the minimum given)");
+    /* Heat maps in cm, as the paper plots them. */
+    size_t npoints = outlines.n ? outlines.start[outlines.n] : 0;
+    double *ox = malloc((npoints + 1) * sizeof *ox), *oy = malloc((npoints + 1) * sizeof *oy);
+    gf_outline *ol = malloc((outlines.n + 1) * sizeof *ol);
+    if (!ox || !oy || !ol)
+        return die("out of memory");
+    for (size_t p = 0; p < npoints; ++p) {
+        ox[p] = outlines.x[p] * 100;
+        oy[p] = outlines.y[p] * 100;
+    }
+    for (size_t k = 0; k < outlines.n; ++k)
+        ol[k] = (gf_outline){ox + outlines.start[k], oy + outlines.start[k],
+                             outlines.start[k + 1] - outlines.start[k], outlines.closed[k]};
+    char xlabel[16], ylabel[16], title[2][80];
+    snprintf(xlabel, sizeof xlabel, "%c (cm)", A);
+    snprintf(ylabel, sizeof ylabel, "%c (cm)", B);
+    snprintf(title[0], sizeof title[0], "mean velocity magnitude, %c-%c plane", A, B);
+    snprintf(title[1], sizeof title[1], "mean angular velocity magnitude, %c-%c plane", A, B);
+    gf_map map = {.xlabel = xlabel,
+                  .ylabel = ylabel,
+                  .nx = nx,
+                  .ny = ny,
+                  .x0 = range[0] * 100,
+                  .x1 = range[1] * 100,
+                  .y0 = range[2] * 100,
+                  .y1 = range[3] * 100,
+                  .outlines = ol,
+                  .noutlines = outlines.n};
+    map.title = title[0];
+    map.barlabel = "|v| (m/s)";
+    map.v = vm;
+    map.vmin = v0;
+    map.vmax = v1;
     snprintf(path, sizeof path, "%s_velocity.png", prefix);
-    if (gf_plot_heatmap(path, "mean velocity magnitude", "x (cm)", "y (cm)", "|v| (m/s)", vm, nx,
-                        ny, xr[0], xr[1], yr[0], yr[1], v0, v1))
-        return die("cannot write the velocity PNG");
+    if (gf_plot_map(path, &map))
+        return die("cannot write the velocity PNG or SVG");
+    map.title = title[1];
+    map.barlabel = "|omega| (rad/s)";
+    map.v = wm;
+    map.vmin = w0;
+    map.vmax = w1;
     snprintf(path, sizeof path, "%s_angular.png", prefix);
-    if (gf_plot_heatmap(path, "mean angular velocity magnitude", "x (cm)", "y (cm)",
-                        "|omega| (rad/s)", wm, nx, ny, xr[0], xr[1], yr[0], yr[1], w0, w1))
-        return die("cannot write the angular-velocity PNG");
-    printf("%s.csv, %s_velocity.png, %s_angular.png: %d x %d cells from %d snapshot(s), "
-           "peak mean speed %.4g m/s\n",
-           prefix, prefix, prefix, nx, ny, nsnap, vmax);
+    if (gf_plot_map(path, &map))
+        return die("cannot write the angular-velocity PNG or SVG");
+    printf("%s.csv, %s_velocity.png/.svg, %s_angular.png/.svg: %d x %d cells in the %c-%c plane "
+           "from %d snapshot(s), %zu outline(s), peak mean speed %.4g m/s\n",
+           prefix, prefix, prefix, nx, ny, A, B, nsnap, outlines.n, vmax);
     gf_field_free(&f);
+    gf_outlines_free(&outlines);
+    free(ox);
+    free(oy);
+    free(ol);
     free(vx);
     free(vy);
     free(vz);

@@ -6,9 +6,34 @@
 
 int gf_field_init(gf_field *f, int nx, int ny, double x0, double x1, double y0, double y1,
                   double depth) {
-    memset(f, 0, sizeof *f);
-    if (nx < 1 || ny < 1 || !(x1 > x0) || !(y1 > y0) || !(depth > 0))
+    return gf_field_init_plane(f, 0, 1, nx, ny, x0, x1, y0, y1, depth);
+}
+
+void gf_field_fit_grid(double width, double height, int cells, int *nx, int *ny) {
+    int wide = width >= height;
+    double other = llround(cells * (wide ? height / width : width / height));
+    int n = other < 1 ? 1 : (other > cells ? cells : (int)other);
+    *nx = wide ? cells : n;
+    *ny = wide ? n : cells;
+}
+
+int gf_field_cell_grid(double width, double height, double size, int max, int *nx, int *ny) {
+    double a = round(width / size), b = round(height / size);
+    if (!(size > 0) || !(a <= max) || !(b <= max))
         return -1;
+    *nx = a < 1 ? 1 : (int)a;
+    *ny = b < 1 ? 1 : (int)b;
+    return 0;
+}
+
+int gf_field_init_plane(gf_field *f, int ax, int ay, int nx, int ny, double x0, double x1,
+                        double y0, double y1, double depth) {
+    memset(f, 0, sizeof *f);
+    if (nx < 1 || ny < 1 || !(x1 > x0) || !(y1 > y0) || !(depth > 0) || ax < 0 || ax > 2 ||
+        ay < 0 || ay > 2 || ax == ay)
+        return -1;
+    f->axis[0] = ax;
+    f->axis[1] = ay;
     f->nx = nx;
     f->ny = ny;
     f->x0 = x0;
@@ -41,8 +66,8 @@ void gf_field_free(gf_field *f) {
 void gf_field_add(gf_field *f, size_t n, const double *x, const double *v, const double *w,
                   const double *radius) {
     for (size_t p = 0; p < n; ++p) {
-        double fx = (x[3 * p] - f->x0) / (f->x1 - f->x0) * f->nx;
-        double fy = (x[3 * p + 1] - f->y0) / (f->y1 - f->y0) * f->ny;
+        double fx = (x[3 * p + f->axis[0]] - f->x0) / (f->x1 - f->x0) * f->nx;
+        double fy = (x[3 * p + f->axis[1]] - f->y0) / (f->y1 - f->y0) * f->ny;
         if (!(fx >= 0 && fx < f->nx && fy >= 0 && fy < f->ny))
             continue;
         size_t c = (size_t)((int)fy * f->nx + (int)fx);

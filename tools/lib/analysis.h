@@ -5,16 +5,27 @@
 
 #include <stddef.h>
 
-/* Particles binned into nx x ny cells over [x0, x1] x [y0, y1] in the x-y plane (z ignored). */
+/* Particles binned into nx x ny cells over [x0, x1] x [y0, y1] of a plane: coordinates along
+ * axis[0] across and axis[1] up (x-y unless set otherwise), the third axis ignored. */
 typedef struct {
-    int nx, ny;
-    double x0, x1, y0, y1, depth; /* depth: the z extent, for the solid fraction */
+    int nx, ny, axis[2];
+    double x0, x1, y0, y1,
+        depth; /* depth: the extent along the third axis, for the solid fraction */
     double *sum_v[3], *sum_w, *volume;
     long long *count;
 } gf_field;
 
 int gf_field_init(gf_field *f, int nx, int ny, double x0, double x1, double y0, double y1,
                   double depth);
+/* The same in the plane of axes ax and ay (0 x, 1 y, 2 z; distinct). */
+int gf_field_init_plane(gf_field *f, int ax, int ay, int nx, int ny, double x0, double x1,
+                        double y0, double y1, double depth);
+/* A grid for a width x height region: square cells, `cells` along the longer side and as many
+ * along the other as keep them square (at least 1). */
+void gf_field_fit_grid(double width, double height, int cells, int *nx, int *ny);
+/* A grid of cells about size wide: the nearest whole number along each side (at least 1).
+ * Returns -1 if that exceeds max along a side. */
+int gf_field_cell_grid(double width, double height, double size, int max, int *nx, int *ny);
 void gf_field_free(gf_field *f);
 /* Adds particles (positions, velocities, angular velocities as n x 3, radii). */
 void gf_field_add(gf_field *f, size_t n, const double *x, const double *v, const double *w,

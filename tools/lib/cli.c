@@ -32,3 +32,28 @@ int gf_cli_int(const char *tool, int argc, char **argv, int *i, int *out) {
     *out = (int)v;
     return 0;
 }
+
+int gf_cli_int_in(const char *tool, int argc, char **argv, int *i, int lo, int hi, int *out) {
+    int v;
+    if (gf_cli_int(tool, argc, argv, i, &v))
+        return -1;
+    if (v < lo || v > hi) {
+        fprintf(stderr, "%s: %s must be between %d and %d, got '%s'\n", tool, argv[*i - 1], lo, hi,
+                argv[*i]);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gf_cli_positive(const char *tool, int argc, char **argv, int *i, double *out) {
+    double v;
+    if (gf_cli_numbers(tool, argc, argv, i, 1, &v))
+        return -1;
+    if (!(v > 0)) {
+        fprintf(stderr, "%s: %s must be positive, got '%s'\n", tool, argv[*i - 1], argv[*i]);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

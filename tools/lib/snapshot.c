@@ -433,3 +433,130 @@ int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double *
     }
     return rc;
 }
+
+/* All of a geometry dataset of class cls with ncols values per row, converted to type (elsize
+ * bytes): its rows in *rows, its values in a new *buf. */
+static int read_table(hid_t f, const char *path, H5T_class_t cls, int ncols, hid_t type,
+                      size_t elsize, size_t *rows, void **buf) {
+    *rows = 0;
+    *buf = NULL;
+    hid_t d =
+        H5Lexists(f, path, H5P_DEFAULT) > 0 ? H5Dopen2(f, path, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (d < 0)
+        return -1;
+    hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
+    hsize_t dims[2];
+    int rank = sp >= 0 ? extent2(sp, dims) : -1;
+    int rc = t >= 0 && H5Tget_class(t) == cls && rank > 0 &&
+                     dims[1] == (hsize_t)(rank == 1 ? 1 : ncols) && (rank == 2 || ncols == 1) &&
+                     dims[0] < SIZE_MAX / (elsize * (size_t)ncols) - 1
+                 ? 0
+                 : -1;
+    if (rc == 0) {
+        *buf = malloc(((size_t)dims[0] * ncols + 1) * elsize);
+        rc = *buf && (dims[0] == 0 || H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) >= 0)
+                 ? 0
+                 : -1;
+        *rows = (size_t)dims[0];
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(d);
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+size_t gf_snapshot_geometry_cell(const gf_snapshot_geometry *g, size_t at, int *code, size_t *n,
+                                 size_t *first) {
+    if (at >= g->nconn)
+        return 0;
+    int64_t c = g->conn[at], count;
+    size_t start = at + 1;
+    if (c == 3) {
+        if (at + 1 >= g->nconn)
+            return 0;
+        count = g->conn[at + 1];
+        start = at + 2;
+    } else if (c == 5 || c == 9) {
+        count = c == 5 ? 4 : 8;
+    } else {
+        return 0;
+    }
+    if (count < 1 || start > g->nconn || (uint64_t)count > g->nconn - start)
+        return 0;
+    for (size_t k = start; k < start + (size_t)count; ++k)
+        if (g->conn[k] < 0 || (uint64_t)g->conn[k] >= g->npoints)
+            return 0;
+    *code = (int)c;
+    *n = (size_t)count;
+    *first = start;
+    return start + (size_t)count;
+}
+
+int gf_snapshot_read_geometry(const gf_snapshot *s, gf_snapshot_geometry *g, char *err,
+                              size_t errsize) {
+    memset(g, 0, sizeof *g);
+    hid_t f = (hid_t)s->hid;
+    if (H5Lexists(f, "/geometry", H5P_DEFAULT) <= 0)
+        return 0;
+    size_t nkind = 0, nbody = 0;
+    void *points = NULL, *conn = NULL, *kind = NULL, *body = NULL;
+    int rc = read_table(f, "/geometry/position", H5T_FLOAT, 3, H5T_NATIVE_DOUBLE, sizeof(double),
+                        &g->npoints, &points);
+    rc = rc ? rc
+            : read_table(f, "/geometry/topology", H5T_INTEGER, 1, H5T_NATIVE_INT64, sizeof(int64_t),
+                         &g->nconn, &conn);
+    rc = rc ? rc
+            : read_table(f, "/geometry/kind", H5T_INTEGER, 1, H5T_NATIVE_INT32, sizeof(int32_t),
+                         &nkind, &kind);
+    rc = rc ? rc
+            : read_table(f, "/geometry/body", H5T_INTEGER, 1, H5T_NATIVE_INT32, sizeof(int32_t),
+                         &nbody, &body);
+    g->points = points;
+    g->conn = conn;
+    g->kind = kind;
+    g->body = body;
+    if (rc) {
+        snprintf(err, errsize,
+                 "%s: /geometry lacks position, topology, kind or body, or one of them has the "
+                 "wrong shape or type (corrupt file?)",
+                 s->path);
+        gf_snapshot_geometry_free(g);
+        return -1;
+    }
+    for (size_t k = 0; k < 3 * g->npoints && rc == 0; ++k)
+        rc = isfinite(g->points[k]) ? 0 : -1;
+    size_t cells = 0;
+    for (size_t at = 0; at < g->nconn && rc == 0; ++cells) {
+        int code;
+        size_t n, first;
+        at = gf_snapshot_geometry_cell(g, at, &code, &n, &first);
+        rc = at ? 0 : -1;
+    }
+    for (size_t c = 0; c < nkind && rc == 0; ++c)
+        rc = g->kind[c] >= 0 && g->kind[c] <= 2 ? 0 : -1;
+    if (rc || cells != nkind || nbody != nkind) {
+        snprintf(err, errsize,
+                 "%s: /geometry does not describe a mesh (an unknown cell type, a point index "
+                 "out of range, points not finite, or not one kind and body per cell; corrupt "
+                 "file?)",
+                 s->path);
+        gf_snapshot_geometry_free(g);
+        return -1;
+    }
+    g->ncells = cells;
+    return 0;
+}
+
+void gf_snapshot_geometry_free(gf_snapshot_geometry *g) {
+    free(g->points);
+    free(g->conn);
+    free(g->kind);
+    free(g->body);
+    memset(g, 0, sizeof *g);
+}

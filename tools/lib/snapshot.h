@@ -56,4 +56,28 @@ int gf_snapshot_scan(const gf_snapshot *s, int (*visit)(void *ctx, const gf_chun
 int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double **out, char *err,
                               size_t errsize);
 
+/* The walls (clipped to the box), obstacle boxes and cylinders of a snapshot as the surface mesh
+ * the engine writes in /geometry (README, "Output"): points (npoints x 3, m), the cells in
+ * XDMF's mixed topology (per cell its code, 3 polygon, 5 quadrilateral, 9 hexahedron; for
+ * polygons the number of points; then the point indices), per cell its kind (0 wall, 1 box,
+ * 2 cylinder) and body. */
+typedef struct {
+    size_t npoints, ncells, nconn;
+    double *points;
+    int64_t *conn;
+    int32_t *kind, *body;
+} gf_snapshot_geometry;
+
+/* Reads /geometry into g; a file without it (written before granflow wrote the geometry, or of
+ * a run without walls and obstacles) gives an empty mesh. Refuses a mesh whose cells do not
+ * parse: an unknown code, a point index out of range, a cell count other than that of kinds,
+ * points not finite. Returns 0 on success; on failure err names the file. */
+int gf_snapshot_read_geometry(const gf_snapshot *s, gf_snapshot_geometry *g, char *err,
+                              size_t errsize);
+void gf_snapshot_geometry_free(gf_snapshot_geometry *g);
+/* The cell starting at conn[at]: its code, number of points and first point index's position in
+ * conn; returns the position of the next cell, or 0 if the cell is malformed. */
+size_t gf_snapshot_geometry_cell(const gf_snapshot_geometry *g, size_t at, int *code, size_t *n,
+                                 size_t *first);
+
 #endif
