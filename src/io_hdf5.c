@@ -1948,6 +1948,9 @@ gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted) {
     return snapshot(o, sim);
 }
 
+/* Wall seconds between the collective checks of signals and the wall-time limit. */
+#define GF_IO_CHECK_SECONDS 0.25
+
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
     *stop = 0;
     gf_timer_start(&sim->timers, GF_TIMER_OUTPUT);
@@ -1956,17 +1959,27 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
         st = snapshot(o, sim);
     if (st == GF_OK && o->checkpoint_every > 0 && sim->step % o->checkpoint_every == 0)
         st = checkpoint(o, sim);
-    /* Signals and the wall-time limit: one collective decision per step. */
+    /* Signals and the wall-time limit: one collective decision about every GF_IO_CHECK_SECONDS
+     * of wall time, not every step (a reduction per step costs small steps dearly). The next
+     * check's step comes from reduced figures, so every rank checks at the same step. */
+    if (st != GF_OK || sim->step < o->next_check_step) {
+        gf_timer_stop(&sim->timers, GF_TIMER_OUTPUT);
+        return st;
+    }
     double elapsed = gf_wtime() - o->start;
     long steps_done = sim->step - o->last_check_step;
     double flags[2] = {checkpoint_requested ? 1.0 : 0.0, elapsed};
-    if (st == GF_OK && sim->par)
+    if (sim->par)
         st = gf_par_allreduce_double(sim->par, flags, 2, GF_PAR_MAX);
     if (st == GF_OK) {
         double per_step = steps_done > 0 ? flags[1] / (double)steps_done : 0.0;
-        /* Leave room for a few steps and the checkpoint itself. */
+        double every = per_step > 0.0 ? floor(GF_IO_CHECK_SECONDS / per_step) : 1.0;
+        long interval = every < 1.0 ? 1 : (every > 1000.0 ? 1000 : (long)every);
+        o->next_check_step = sim->step + interval;
+        /* Leave room for the steps to the next check, a few more and the checkpoint itself. */
         int near_limit =
-            o->wall_limit > 0 && flags[1] + 5.0 * per_step + 0.02 * o->wall_limit >= o->wall_limit;
+            o->wall_limit > 0 &&
+            flags[1] + (double)(interval + 5) * per_step + 0.02 * o->wall_limit >= o->wall_limit;
         if (flags[0] > 0 || near_limit) {
             st = checkpoint(o, sim);
             if (st == GF_OK) {

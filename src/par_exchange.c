@@ -499,23 +499,28 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
     return GF_OK;
 }
 
-/* With every neighbour k at once: receives its rows recv_off[k] .. recv_off[k+1] - 1 and sends
- * rows send_off[k] .. send_off[k+1] - 1, six doubles a row. */
-static gf_status swap_rows(gf_exchange *x, double *recv, const int *recv_off, double *send,
+/* With every neighbour k at once: posts the receipt of its rows recv_off[k] .. recv_off[k+1] - 1
+ * and the sending of rows send_off[k] .. send_off[k+1] - 1, six doubles a row, into x->req. */
+static gf_status post_rows(gf_exchange *x, double *recv, const int *recv_off, double *send,
                            const int *send_off, int tag) {
-    MPI_Request req[54];
-    int nreq = 0;
+    x->nreq = 0;
     for (int k = 0; k < x->nnbr; ++k)
         MPI_TRY(MPI_Irecv(recv + 6 * recv_off[k], 6 * (recv_off[k + 1] - recv_off[k]), MPI_DOUBLE,
-                          x->nbr_rank[k], tag, x->cart, &req[nreq++]));
+                          x->nbr_rank[k], tag, x->cart, &x->req[x->nreq++]));
     for (int k = 0; k < x->nnbr; ++k)
         MPI_TRY(MPI_Isend(send + 6 * send_off[k], 6 * (send_off[k + 1] - send_off[k]), MPI_DOUBLE,
-                          x->nbr_rank[k], tag, x->cart, &req[nreq++]));
-    MPI_TRY(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+                          x->nbr_rank[k], tag, x->cart, &x->req[x->nreq++]));
     return GF_OK;
 }
 
-gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
+static gf_status wait_rows(gf_exchange *x) {
+    int n = x->nreq;
+    x->nreq = 0;
+    MPI_TRY(MPI_Waitall(n, x->req, MPI_STATUSES_IGNORE));
+    return GF_OK;
+}
+
+gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
     size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
     GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
     double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
@@ -527,7 +532,8 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             gbuf[6 * i + 3 + k] = p->w[k][gi] - x->v0[3 + k][g];
         }
     }
-    GF_TRY(swap_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
+    GF_TRY(post_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
+    GF_TRY(wait_rows(x));
     for (size_t i = 0; i < nsend; ++i) {
         size_t li = (size_t)x->send_idx[i];
         for (int k = 0; k < 3; ++k) {
@@ -535,7 +541,7 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             p->w[k][li] += obuf[6 * i + 3 + k];
         }
     }
-    /* 2: the owners' velocities back to every ghost copy. */
+    /* 2: the owners' velocities back to every ghost copy, in flight until _end. */
     for (size_t i = 0; i < nsend; ++i) {
         size_t li = (size_t)x->send_idx[i];
         for (int k = 0; k < 3; ++k) {
@@ -543,7 +549,15 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             obuf[6 * i + 3 + k] = p->w[k][li];
         }
     }
-    GF_TRY(swap_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
+    GF_TRY(post_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
+    x->bytes_sent += (int64_t)(6 * (nrecv + nsend) * sizeof(double));
+    return GF_OK;
+}
+
+gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p) {
+    size_t nrecv = (size_t)x->recv_off[x->nnbr];
+    double *gbuf = x->buf;
+    GF_TRY(wait_rows(x));
     for (size_t i = 0; i < nrecv; ++i) {
         size_t gi = (size_t)x->recv_idx[i];
         for (int k = 0; k < 3; ++k) {
@@ -551,6 +565,10 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
             p->w[k][gi] = gbuf[6 * i + 3 + k];
         }
     }
-    x->bytes_sent += (int64_t)(6 * (nrecv + nsend) * sizeof(double));
     return gf_exchange_mark(x, p);
+}
+
+gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
+    GF_TRY(gf_exchange_sync_begin(x, p));
+    return gf_exchange_sync_end(x, p);
 }

@@ -420,6 +420,22 @@ static gf_status comm_sync(void *ctx, gf_particles *p) {
     return st;
 }
 
+static gf_status comm_sync_begin(void *ctx, gf_particles *p) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_sync_begin(&sim->xch, p);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
+static gf_status comm_sync_end(void *ctx, gf_particles *p) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_sync_end(&sim->xch, p);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
 static gf_status comm_max(void *ctx, double *values, int n) {
     gf_sim *sim = ctx;
     gf_timer_start(&sim->timers, GF_TIMER_COMM);
@@ -489,6 +505,8 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_solver_comm comm = {.ctx = sim};
     if (sim->distributed) {
         comm.sync = comm_sync;
+        comm.sync_begin = comm_sync_begin;
+        comm.sync_end = comm_sync_end;
         comm.max = comm_max;
         comm.slot = sim->xch.slot;
         comm.nslot = sim->xch.nslot;

@@ -431,6 +431,22 @@ static gf_status sync_bodies(gf_solver *s, gf_particles *p, const gf_solver_comm
     return GF_OK;
 }
 
+/* Its halves (comm->sync_begin and _end), or the whole at _begin without them. */
+static gf_status sync_begin(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
+    if (!comm->sync_begin)
+        return sync_bodies(s, p, comm);
+    bodies_to_particles(s, p, s->edge, s->nedge);
+    return comm->sync_begin(comm->ctx, p);
+}
+
+static gf_status sync_end(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
+    if (!comm->sync_begin)
+        return GF_OK;
+    GF_TRY(comm->sync_end(comm->ctx, p));
+    bodies_from_particles(s, p, s->edge, s->nedge);
+    return GF_OK;
+}
+
 /* The normal velocity a contact must reach: minus the gap closed within the step, of a
  * penetration only the share error_reduction. */
 static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
@@ -590,11 +606,18 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     } tests[GF_SOLVER_WINDOW + 1];
     int ntests = 0;
     double before = -1.0; /* D of the sweep before a test sweep; -1: not measured */
+    /* The last synchronisation of a sweep completes during the next sweep's interior contacts
+     * (they touch no ghost or shared body), unless the sweep is measured. */
+    int pending = 0;
     for (long k = 1; k <= nsweeps; ++k) {
         /* Sweeps are numbered from 1; tests after sweeps every, 2 every, ... and the last. */
         int test = fixed <= 0 && (k % every == 0 || k == nsweeps);
         int next_test = fixed <= 0 && k < nsweeps && ((k + 1) % every == 0 || k + 1 == nsweeps);
         int measure = test || next_test;
+        if (measure && pending) { /* the snapshot reads every owned body */
+            GF_TRY(sync_end(s, p, comm));
+            pending = 0;
+        }
         if (measure)
             snapshot(s, p);
         if (jacobi) {
@@ -604,10 +627,18 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         } else {
             /* Interior contacts share no body with another rank; then colour by colour. */
             GF_TRY(sweep_gauss_seidel(s, p, c, 0, n_interior, &scale));
+            if (pending)
+                GF_TRY(sync_end(s, p, comm));
+            pending = 0;
             for (int col = 0; col < phases; ++col) {
                 if (phases == 1 || col == comm->color)
                     GF_TRY(sweep_gauss_seidel(s, p, c, n_interior, s->ncontact, &scale));
-                if (parallel)
+                if (!parallel)
+                    continue;
+                if (col == phases - 1 && !measure && k < nsweeps) {
+                    GF_TRY(sync_begin(s, p, comm));
+                    pending = 1;
+                } else
                     GF_TRY(sync_bodies(s, p, comm));
             }
         }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "granflow/timer.h"
 #include "test_util.h"
 
 static void expect(const char *args, int want_ok, const char *frag1, const char *frag2) {
@@ -341,6 +342,24 @@ static void test_output_and_restart(void **state) {
         fail_msg("restart on 2 ranks failed (%d), expected '%s':\n%s", rc, want, text);
     free(text);
     assert_int_equal(step_attr(path), stopped + 10);
+    /* Output.wall_limit: the run stops with a checkpoint before the limit (it checks about
+     * every quarter second, not every step, and leaves room for the steps in between), on two
+     * ranks too: the ranks decide at the same step. */
+    snprintf(args, sizeof args,
+             "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Time.steps=100000000 "
+             "-Output.progress_every=0 -Output.wall_limit=3 -Output.checkpoint=%s/wall.ckpt.h5",
+             GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR, out);
+    double t0 = gf_wtime();
+    rc = gf_test_run(args, &text);
+    double took = gf_wtime() - t0;
+    at = strstr(text, "wall-time limit near at step ");
+    if (rc != 75 || !at || took > 3.0 + 2.0 /* start-up and the checkpoint */)
+        fail_msg("no stop before Output.wall_limit 3 s (exit %d after %.1f s):\n%s", rc, took,
+                 text);
+    snprintf(path, sizeof path, "%s/wall.ckpt.h5", out);
+    assert_int_equal(step_attr(path),
+                     strtol(at + strlen("wall-time limit near at step "), NULL, 10));
+    free(text);
     snprintf(args, sizeof args, "%s %s/configs/demo.cfg --restart %s/configs/demo.cfg",
              GRANFLOW_EXE, GF_SOURCE_DIR, GF_SOURCE_DIR);
     rc = gf_test_run(args, &text);

@@ -55,8 +55,10 @@ typedef struct {
      * cut axis (a third colour for the last cell of an odd periodic axis), so no two neighbours,
      * diagonal and periodic ones included, have the same colour. */
     int color, ncolors;
-    void *buf; /* scratch */
+    void *buf; /* scratch; during a synchronisation, its messages */
     size_t cap_buf;
+    MPI_Request req[54]; /* a synchronisation's messages in flight */
+    int nreq;
     int64_t bytes_sent;
 } gf_exchange;
 
@@ -81,5 +83,11 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p);
 
 /* Ghost velocity changes summed onto the owners, new velocities back to the ghosts. */
 gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p);
+/* The same in two halves: _begin sums the changes onto the owners and posts the owners' new
+ * velocities to the ghosts; _end waits for them. Between the two the caller may work on bodies
+ * that are neither ghosts nor shared (the solver's interior contacts), but must not touch the
+ * exchange otherwise. */
+gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p);
+gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p);
 
 #endif

@@ -43,6 +43,7 @@ typedef struct {
     double start;     /* wall time at the start of the run */
     double step_time; /* a running estimate of one step's wall time */
     long last_check_step;
+    long next_check_step; /* the step of the next collective check of signals and wall time */
     long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;
 

@@ -66,6 +66,10 @@ typedef struct {
     void *ctx;
     /* Ghost velocity changes to owners, owners' velocities back to ghosts. */
     gf_status (*sync)(void *ctx, gf_particles *p);
+    /* Optional, both or neither: the same in two halves, the owners' velocities travelling to
+     * the ghosts between them; the solver sweeps its interior contacts meanwhile. */
+    gf_status (*sync_begin)(void *ctx, gf_particles *p);
+    gf_status (*sync_end)(void *ctx, gf_particles *p);
     /* Global maximum of n values. */
     gf_status (*max)(void *ctx, double *values, int n);
     /* Per particle, the slot holding its velocity (copies of one body on this rank share one);
