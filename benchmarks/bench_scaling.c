@@ -1,6 +1,12 @@
-/* Weak- and strong-scaling driver (issue 4): a dense, colliding packing of spheres in a periodic
- * box, N steps, one CSV line on stdout (rank 0):
- *   mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank
+/* Weak- and strong-scaling driver (issues 4, 13): a dense, colliding packing of spheres in a
+ * periodic box, N steps, one CSV line on stdout (rank 0):
+ *   mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank,
+ *   comm_share,comm_share_max
+ * comm_share is the share of the timed steps' wall time a rank spends in the "communicate"
+ * phase (GF_TIMER_COMM: the solver's synchronisations and maxima, the ghost exchange and
+ * migration), averaged over the ranks; comm_share_max that of the rank with the most. Beyond
+ * one rank that time is mostly waiting, for messages and for slower ranks; at one rank it is
+ * the copying of the periodic images.
  * Run by benchmarks/run-scaling.sh at 1, 2, 4, 8 ranks, which adds the parallel efficiency and
  * plots. Usage: bench_scaling weak|strong PARTICLES [STEPS]
  *   weak: PARTICLES per rank; strong: PARTICLES in total. */
@@ -13,6 +19,7 @@
 #include "granflow/log.h"
 #include "granflow/rng.h"
 #include "granflow/sim.h"
+#include "granflow/timer.h"
 
 static int fail(const gf_par *par, const char *what) {
     if (par->rank == 0)
@@ -93,22 +100,27 @@ int main(int argc, char **argv) {
             return fail(&par, "step");
     gf_par_barrier(&par);
     double t0 = gf_wtime();
+    /* The step timers run since the warm-up: only the timed steps' share counts. */
+    double comm0 = sim.timers.elapsed[GF_TIMER_COMM];
     double work = 0; /* contacts x sweeps */
     for (long s = 0; s < steps; ++s) {
         if (gf_sim_step(&sim) != GF_OK)
             return fail(&par, "step");
         work += (double)sim.contacts.count * (double)sim.last_solve.iterations;
     }
+    double comm = sim.timers.elapsed[GF_TIMER_COMM] - comm0;
     gf_par_barrier(&par);
     double t = gf_wtime() - t0;
-    double sums[1] = {work};
-    gf_par_allreduce_double(&par, sums, 1, GF_PAR_SUM);
+    double sums[2] = {work, comm}, most[1] = {comm};
+    if (gf_par_allreduce_double(&par, sums, 2, GF_PAR_SUM) != GF_OK ||
+        gf_par_allreduce_double(&par, most, 1, GF_PAR_MAX) != GF_OK)
+        return fail(&par, "reduction");
     if (gf_sim_check_particles(&sim) != GF_OK)
         return fail(&par, "accounting");
     if (par.rank == 0)
-        printf("%s,%d,%ld,%ld,%ld,%.6f,%.6e,%.6e\n", weak ? "weak" : "strong", par.size,
+        printf("%s,%d,%ld,%ld,%ld,%.6f,%.6e,%.6e,%.4f,%.4f\n", weak ? "weak" : "strong", par.size,
                sysconf(_SC_NPROCESSORS_ONLN), (long)total, steps, t, (double)total * steps / t,
-               sums[0] / t / par.size);
+               sums[0] / t / par.size, sums[1] / par.size / t, most[0] / t);
     gf_sim_free(&sim);
     gf_par_finalize();
     return 0;

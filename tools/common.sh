@@ -1,5 +1,7 @@
-# Shared by tools/quickstart.sh and tools/run-tests.sh: installs what granflow needs on Debian
-# and configures the environment Open MPI wants when run as root on a small machine.
+# shellcheck shell=bash
+# Shared by tools/quickstart.sh, tools/run-tests.sh and the benchmarks' scripts: installs what
+# granflow needs on Debian, configures the environment Open MPI wants when run as root on a small
+# machine, and chooses mpirun's options for the machine.
 
 GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev libccd-dev"
 # The test suite also fuzzes the configuration parser with clang's libFuzzer, tests the Python
@@ -37,4 +39,26 @@ gf_mpi_env() {
 
 gf_jobs() {
     nproc 2>/dev/null || echo 2
+}
+
+# The cores this process may run on (its affinity mask, as nproc counts them).
+gf_cores() {
+    nproc 2>/dev/null || echo 1
+}
+
+# Prints mpirun's options for RANKS ranks on CORES cores (default: gf_cores). With more ranks
+# than cores, or on 2 cores or fewer (where the machine's other processes compete with the
+# ranks), Open MPI's default busy polling makes a waiting rank take the core from the rank it
+# waits for, and its default binding (to a core, for up to 2 ranks) pins every job's rank 0 to
+# the same core: 2 ranks then run slower than 1. So: no binding, and yield when idle. Otherwise
+# Open MPI's defaults (nothing printed). GF_MPIRUN_OPTIONS, when set, is printed instead.
+gf_mpirun_options() {
+    local ranks=${1:?gf_mpirun_options RANKS [CORES]} cores=${2:-$(gf_cores)}
+    if [ -n "${GF_MPIRUN_OPTIONS+set}" ]; then
+        echo "$GF_MPIRUN_OPTIONS"
+    elif [ "$cores" -le 2 ] || [ "$cores" -lt "$ranks" ]; then
+        echo "--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
+    else
+        echo ""
+    fi
 }
