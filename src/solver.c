@@ -320,6 +320,19 @@ static inline void solve_sphere(const gf_solver_contact *k, const double u[3], d
     x[2] = xo;
 }
 
+/* The new impulse x of contact k from the current velocities; *sum collects the relative
+ * velocities (a non-finite number shows there, checked once per sweep). */
+static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                                    const gf_solver_contact *k, double x[3], double *sum) {
+    double u[3];
+    relative_velocity(s, k, u);
+    *sum += u[0] + u[1] + u[2];
+    if (k->general >= 0)
+        return solve_general(s, p, c, k, u, x);
+    solve_sphere(k, u, x);
+    return GF_OK;
+}
+
 /* A contact whose block met a non-finite number in a sweep, named (the sweep checks once). */
 static gf_status non_finite(const gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     for (size_t q = 0; q < s->ncontact; ++q) {
@@ -511,13 +524,8 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     double sum = 0.0, top = *scale;
     for (size_t q = from; q < to; ++q) {
         gf_solver_contact *k = &s->rec[q];
-        double u[3], x[3];
-        relative_velocity(s, k, u);
-        sum += u[0] + u[1] + u[2];
-        if (k->general < 0)
-            solve_sphere(k, u, x);
-        else
-            GF_TRY(solve_general(s, p, c, k, u, x));
+        double x[3];
+        GF_TRY(solve_block(s, p, c, k, x, &sum));
         /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
          * adds them in full, so velocities and impulses stay consistent. */
         double wgt = (k->b1 >= nlocal || (k->b2 >= nlocal && k->b2 < nb)) ? relax : 1.0;
@@ -542,13 +550,8 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
     double sum = 0.0;
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
-        double u[3], x[3];
-        relative_velocity(s, k, u);
-        sum += u[0] + u[1] + u[2];
-        if (k->general < 0)
-            solve_sphere(k, u, x);
-        else
-            GF_TRY(solve_general(s, p, c, k, u, x));
+        double x[3];
+        GF_TRY(solve_block(s, p, c, k, x, &sum));
         for (int m = 0; m < 3; ++m)
             s->dl[3 * q + m] = relax * (x[m] - k->lambda[m]);
     }

@@ -166,18 +166,6 @@ static void test_field_linear(void **state) {
     gf_field_free(&f);
 }
 
-/* Decodes a PNG whose width depends on its labels: its pixels, the width in *w. */
-static uint8_t *read_png_height(const char *path, int *w, int want_h) {
-    int h = 0;
-    uint8_t *rgb = NULL;
-    char err[256];
-    if (gf_png_read(path, w, &h, &rgb, err, sizeof err))
-        fail_msg("%s", err);
-    if (h != want_h)
-        fail_msg("%s is %d pixels high, expected %d", path, h, want_h);
-    return rgb;
-}
-
 /* The heat map of the default 150 x 65 grid over the paper's 15 x 6.5 cm channel: a 600 x 260
  * map (4 pixels per cell) with 62 pixels below, each cell in its colour, empty cells grey; the
  * line plot has the size asked for; both have an SVG beside them. */
@@ -195,7 +183,7 @@ static void test_png_plots(void **state) {
         gf_plot_heatmap(path, "t", "x (cm)", "y (cm)", "|v|", v, NX, NY, 0, 15, 0, 6.5, 0.0, 1.0),
         0);
     int w;
-    uint8_t *rgb = read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
+    uint8_t *rgb = gf_test_read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
     assert_true(w > GF_HEATMAP_LEFT + 600);
     int mw, mh;
     gf_plot_heatmap_size(NX, 15, 6.5, &mw, &mh);
@@ -366,7 +354,7 @@ static void test_map_outline(void **state) {
     snprintf(path, sizeof path, "%s/outlined.png", dir);
     assert_int_equal(gf_plot_map(path, &m), 0);
     int w;
-    uint8_t *rgb = read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
+    uint8_t *rgb = gf_test_read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
     /* 40 pixels per cm; the rectangle's edges at these pixel columns and rows. */
     const int L = GF_HEATMAP_LEFT, T = GF_HEATMAP_TOP, ex[2] = {L + 120, L + 360},
               ey[2] = {T + 260 - 160, T + 260 - 40};

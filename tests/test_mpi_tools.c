@@ -64,18 +64,6 @@ static void expect_failure(const char *exe, const char *args, const char *fragme
     free(out);
 }
 
-/* Decodes a PNG whose width depends on its labels: its pixels, the width in *w. */
-static uint8_t *read_png_height(const char *path, int *w, int want_h) {
-    int h = 0;
-    uint8_t *rgb = NULL;
-    char err[256];
-    if (gf_png_read(path, w, &h, &rgb, err, sizeof err))
-        fail_msg("%s", err);
-    if (h != want_h)
-        fail_msg("%s is %d pixels high, expected %d", path, h, want_h);
-    return rgb;
-}
-
 static void add_if_owned(gf_sim *sim, const gf_particle *rec) {
     if (!sim->distributed || gf_decomp_owns(&sim->xch.decomp, rec->x))
         GF_ASSERT_OK(gf_particles_add(&sim->particles, rec));
@@ -224,7 +212,7 @@ static void test_velfield_png(void **state) {
     for (int kind = 0; kind < 2; ++kind) {
         snprintf(png, sizeof png, "%s_%s.png", prefix, kinds[kind]);
         int w;
-        uint8_t *rgb = read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
+        uint8_t *rgb = gf_test_read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
         snprintf(png, sizeof png, "%s_%s.svg", prefix, kinds[kind]);
         assert_int_equal(access(png, R_OK), 0);
         if (kind == 0)
@@ -248,7 +236,7 @@ static void test_velfield_png(void **state) {
     tool_ok(GF_VELFIELD, args, "150 x 65 cells");
     snprintf(png, sizeof png, "%s_velocity.png", prefix);
     int w;
-    uint8_t *rgb = read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
+    uint8_t *rgb = gf_test_read_png_height(png, &w, GF_HEATMAP_TOP + 260 + 62);
     for (int64_t k = 0; k < 4 * FNX * FNY; k += 37) {
         double x[3], v[3], om[3];
         field_particle(k, x);
@@ -371,7 +359,7 @@ static void test_velfield_planes(void **state) {
         tool_ok(GF_VELFIELD, args, fits[p].says);
         snprintf(path, sizeof path, "%s_velocity.png", prefix);
         int w;
-        free(read_png_height(path, &w, GF_HEATMAP_TOP + fits[p].mh + 62));
+        free(gf_test_read_png_height(path, &w, GF_HEATMAP_TOP + fits[p].mh + 62));
         assert_true(w > GF_HEATMAP_LEFT + fits[p].mw);
     }
     snprintf(args, sizeof args, "-o %s --plane xz --cell 0.002 %s", prefix, snap);
@@ -387,7 +375,7 @@ static void test_velfield_planes(void **state) {
  * every pixel along each edge has one beside it. Returns the outline pixels. */
 static int check_outline_png(const char *png, int want_h, int ex0, int ex1, int ey0, int ey1) {
     int w;
-    uint8_t *rgb = read_png_height(png, &w, want_h);
+    uint8_t *rgb = gf_test_read_png_height(png, &w, want_h);
     int count = 0;
     for (int py = 0; py < want_h; ++py)
         for (int px = 0; px < w; ++px) {
@@ -474,7 +462,7 @@ static void test_velfield_obstacle(void **state) {
     tool_ok(GF_VELFIELD, args, "0 outline(s)");
     snprintf(png, sizeof png, "%s_velocity.png", prefix);
     int w;
-    uint8_t *rgb = read_png_height(png, &w, T + 200 + 62);
+    uint8_t *rgb = gf_test_read_png_height(png, &w, T + 200 + 62);
     for (size_t p = 0; p < (size_t)w * (T + 200 + 62); ++p)
         if (!memcmp(rgb + 3 * p, gf_map_outline, 3))
             fail_msg("an outline pixel at (%zu, %zu) without geometry", p % w, p / w);

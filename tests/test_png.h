@@ -20,6 +20,18 @@ static inline uint8_t *gf_test_read_png(const char *path, int want_w, int want_h
     return rgb;
 }
 
+/* Decodes path and checks its height (the width depends on the labels); *w gets the width. */
+static inline uint8_t *gf_test_read_png_height(const char *path, int *w, int want_h) {
+    int h = 0;
+    uint8_t *rgb = NULL;
+    char err[256];
+    if (gf_png_read(path, w, &h, &rgb, err, sizeof err))
+        fail_msg("%s", err);
+    if (h != want_h)
+        fail_msg("%s is %d pixels high, expected %d", path, h, want_h);
+    return rgb;
+}
+
 static inline void gf_test_expect_pixel(const uint8_t *rgb, int w, int px, int py,
                                         const uint8_t want[3]) {
     const uint8_t *got = rgb + 3 * ((size_t)py * w + px);

@@ -32,11 +32,13 @@ void gf_canvas_pixel(gf_canvas *c, int x, int y, const uint8_t col[3]) {
     memcpy(c->rgb + ((size_t)y * c->w + x) * 3, col, 3);
 }
 
-void gf_canvas_line(gf_canvas *c, int x0, int y0, int x1, int y1, const uint8_t col[3]) {
+/* Bresenham's walk from (x0, y0) to (x1, y1), both ends included, calling plot at each pixel
+ * (at most 100000 of them). */
+static void line_walk(int x0, int y0, int x1, int y1, void (*plot)(void *, int, int), void *ctx) {
     int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
     int err = dx + dy;
     for (int guard = 0; guard < 100000; ++guard) {
-        gf_canvas_pixel(c, x0, y0, col);
+        plot(ctx, x0, y0);
         if (x0 == x1 && y0 == y1)
             break;
         int e2 = 2 * err;
@@ -49,6 +51,21 @@ void gf_canvas_line(gf_canvas *c, int x0, int y0, int x1, int y1, const uint8_t 
             y0 += sy;
         }
     }
+}
+
+typedef struct {
+    gf_canvas *c;
+    const uint8_t *col;
+} canvas_pen;
+
+static void canvas_plot(void *ctx, int x, int y) {
+    const canvas_pen *pen = ctx;
+    gf_canvas_pixel(pen->c, x, y, pen->col);
+}
+
+void gf_canvas_line(gf_canvas *c, int x0, int y0, int x1, int y1, const uint8_t col[3]) {
+    canvas_pen pen = {c, col};
+    line_walk(x0, y0, x1, y1, canvas_plot, &pen);
 }
 
 void gf_canvas_rect(gf_canvas *c, int x0, int y0, int x1, int y1, const uint8_t col[3]) {
@@ -307,6 +324,23 @@ static void pixel_span(double a, double b, int *first, int *last) {
     *last = (int)ceil(b - 0.5) - 1;
 }
 
+/* A square brush of `size` pixels from offset lo, dashed 4 on, 2 off as in the SVG. */
+typedef struct {
+    const raster *r;
+    const item *it;
+    int lo, size;
+    long *step; /* along the whole line, for the dashes */
+} brush_pen;
+
+static void brush_plot(void *ctx, int x, int y) {
+    const brush_pen *b = ctx;
+    if (!b->it->dashed || *b->step % 6 < 4)
+        for (int i = b->lo; i < b->lo + b->size; ++i)
+            for (int j = b->lo; j < b->lo + b->size; ++j)
+                put(b->r, x + i, y + j, b->it->col);
+    ++*b->step;
+}
+
 static void raster_line(const raster *r, const item *it) {
     /* A square brush centred on the line as the SVG's stroke is: 2 pixels wide at y cover
      * y - 1 .. y + 1, the pixel rows floor(y) - 1 and floor(y). */
@@ -319,26 +353,7 @@ static void raster_line(const raster *r, const item *it) {
         const double *a = it->xy + 2 * s, *b = it->xy + 2 * ((s + 1) % it->n);
         int x0 = (int)floor(a[0]), y0 = (int)floor(a[1]), x1 = (int)floor(b[0]),
             y1 = (int)floor(b[1]);
-        int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
-        int err = dx + dy;
-        for (;;) {
-            if (!it->dashed || step % 6 < 4)
-                for (int i = lo; i < lo + brush; ++i)
-                    for (int j = lo; j < lo + brush; ++j)
-                        put(r, x0 + i, y0 + j, it->col);
-            step++;
-            if (x0 == x1 && y0 == y1)
-                break;
-            int e2 = 2 * err;
-            if (e2 >= dy) {
-                err += dy;
-                x0 += sx;
-            }
-            if (e2 <= dx) {
-                err += dx;
-                y0 += sy;
-            }
-        }
+        line_walk(x0, y0, x1, y1, brush_plot, &(brush_pen){r, it, lo, brush, &step});
     }
 }
 
