@@ -110,6 +110,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->dl);
     free(s->edge);
     free(s->snap);
+    free(s->active);
+    free(s->mark);
     memset(s, 0, sizeof *s);
 }
 
@@ -492,21 +494,48 @@ static double body_speed(const gf_solver *s, const gf_particles *p) {
     return m;
 }
 
-static void snapshot(gf_solver *s, const gf_particles *p) {
-    for (size_t i = 0; i < p->n_local; ++i) {
-        memcpy(s->snap + 6 * i, s->body[i].v, 3 * sizeof(double));
-        memcpy(s->snap + 6 * i + 3, s->body[i].w, 3 * sizeof(double));
+/* The owned bodies some contact of this rank acts on, and those other ranks update too: the
+ * only ones a sweep changes (in a sparse flow far fewer than the bodies). */
+static gf_status list_active(gf_solver *s, const gf_particles *p, const gf_solver_comm *comm) {
+    size_t n = p->n_local;
+    GF_TRY(reserve((void **)&s->active, &s->capact, n, sizeof *s->active));
+    GF_TRY(reserve((void **)&s->mark, &s->capmark, n, sizeof *s->mark));
+    if (comm && comm->shared)
+        memcpy(s->mark, comm->shared, n);
+    else
+        memset(s->mark, 0, n);
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        if ((size_t)k->b1 < n)
+            s->mark[k->b1] = 1;
+        if ((size_t)k->b2 < n)
+            s->mark[k->b2] = 1;
+    }
+    s->nactive = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (s->mark[i])
+            s->active[s->nactive++] = (int32_t)i;
+    return GF_OK;
+}
+
+static void snapshot(gf_solver *s) {
+    for (size_t a = 0; a < s->nactive; ++a) {
+        size_t i = (size_t)s->active[a];
+        memcpy(s->snap + 6 * a, s->body[i].v, 3 * sizeof(double));
+        memcpy(s->snap + 6 * a + 3, s->body[i].w, 3 * sizeof(double));
     }
 }
 
-/* D of solver.h: the largest change of an owned body's surface velocity since the snapshot. */
+/* D of solver.h: the largest change of an owned body's surface velocity since the snapshot
+ * (other owned bodies do not change during sweeps). */
 static double velocity_change(const gf_solver *s, const gf_particles *p) {
     double m = 0.0;
-    for (size_t i = 0; i < p->n_local; ++i) {
+    for (size_t a = 0; a < s->nactive; ++a) {
+        size_t i = (size_t)s->active[a];
         double dv[3], dw[3];
         for (int k = 0; k < 3; ++k) {
-            dv[k] = s->body[i].v[k] - s->snap[6 * i + k];
-            dw[k] = s->body[i].w[k] - s->snap[6 * i + 3 + k];
+            dv[k] = s->body[i].v[k] - s->snap[6 * a + k];
+            dw[k] = s->body[i].w[k] - s->snap[6 * a + 3 + k];
         }
         double u = sqrt(gf_dot(dv, dv)) + p->radius[i] * sqrt(gf_dot(dw, dw));
         m = u > m ? u : m;
@@ -590,6 +619,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     /* Scales of the stopping test, from the free velocities. */
     double vref = 0.0, scale = 0.0;
     if (fixed <= 0) {
+        GF_TRY(list_active(s, p, comm));
         vref = reference_velocity(s);
         scale = body_speed(s, p);
     }
@@ -622,7 +652,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             pending = 0;
         }
         if (measure)
-            snapshot(s, p);
+            snapshot(s);
         if (jacobi) {
             GF_TRY(sweep_jacobi(s, p, c, &scale));
             if (parallel)

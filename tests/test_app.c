@@ -1,6 +1,7 @@
 /* The granflow program as a user runs it: the demo, command-line overrides, and clear errors
  * with a non-zero exit status for bad input. */
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,9 +354,15 @@ static void test_output_and_restart(void **state) {
     rc = gf_test_run(args, &text);
     double took = gf_wtime() - t0;
     at = strstr(text, "wall-time limit near at step ");
-    if (rc != 75 || !at || took > 3.0 + 2.0 /* start-up and the checkpoint */)
-        fail_msg("no stop before Output.wall_limit 3 s (exit %d after %.1f s):\n%s", rc, took,
-                 text);
+    /* The run's own clock (the summary's total, the slowest rank) is what the limit bounds, up
+     * to the checkpoint's writing (slow on a loaded machine); the process also starts MPI. */
+    const char *total = strstr(text, "\n  total ");
+    double mn = 0.0, avg = 0.0, mx = INFINITY;
+    if (total)
+        sscanf(total, "\n  total %lf %lf %lf", &mn, &avg, &mx);
+    if (rc != 75 || !at || !(mx < 3.0 + 0.75) || took > 3.0 + 20.0)
+        fail_msg("no stop before Output.wall_limit 3 s (exit %d, run %.2f s, process %.1f s):\n%s",
+                 rc, mx, took, text);
     snprintf(path, sizeof path, "%s/wall.ckpt.h5", out);
     assert_int_equal(step_attr(path),
                      strtol(at + strlen("wall-time limit near at step "), NULL, 10));

@@ -146,7 +146,11 @@ typedef struct {
     int32_t *edge; /* particles whose velocities the synchronisation reads or writes */
     size_t nedge, cape;
     size_t capv;
-    double *snap; /* owned velocities before a measured sweep: 6 per body */
+    double *snap;    /* velocities of the active bodies before a measured sweep: 6 per body */
+    int32_t *active; /* owned bodies some contact acts on */
+    size_t nactive, capact;
+    uint8_t *mark;
+    size_t capmark;
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
