@@ -174,13 +174,50 @@ static long find(const gf_warmstart *ws, key k) {
     return (lo < ws->n && key_equal(key_at(ws, lo), k)) ? (long)lo : -1;
 }
 
+static inline uint64_t key_hash(key k) {
+    uint64_t h = (uint64_t)k.a * 0x9e3779b97f4a7c15ULL;
+    h ^= ((uint64_t)k.b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+    h ^= (uint64_t)(uint32_t)k.pt * 0x165667b19e3779f9ULL;
+    return h ^ (h >> 29);
+}
+
+/* An open-addressing index of the table's entries (mask + 1 slots, -1 empty): the contacts come
+ * in spatial order, the table in key order, so a binary search per contact misses the cache at
+ * every level; a hash probe misses about once. NULL when memory is short (then: binary search). */
+static int32_t *hash_build(const gf_warmstart *ws, size_t *mask) {
+    size_t cap = 16;
+    while (cap < 2 * ws->n)
+        cap *= 2;
+    int32_t *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return NULL;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < ws->n; ++i) {
+        size_t h = (size_t)key_hash(key_at(ws, i)) & (cap - 1);
+        while (slot[h] >= 0)
+            h = (h + 1) & (cap - 1);
+        slot[h] = (int32_t)i;
+    }
+    *mask = cap - 1;
+    return slot;
+}
+
+static long hash_find(const gf_warmstart *ws, const int32_t *slot, size_t mask, key k) {
+    for (size_t h = (size_t)key_hash(k) & mask; slot[h] >= 0; h = (h + 1) & mask)
+        if (key_equal(key_at(ws, (size_t)slot[h]), k))
+            return slot[h];
+    return -1;
+}
+
 size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_contacts *c) {
-    size_t found = 0;
+    size_t found = 0, mask = 0;
+    int32_t *slot = ws->n ? hash_build(ws, &mask) : NULL;
     for (size_t j = 0; j < c->count; ++j) {
         int64_t a, b;
         double s;
         contact_key(p, c, j, &a, &b, &s);
-        long k = ws->n ? find(ws, (key){a, b, c->point[j]}) : -1;
+        key want = {a, b, c->point[j]};
+        long k = !ws->n ? -1 : (slot ? hash_find(ws, slot, mask, want) : find(ws, want));
         if (k < 0) {
             c->lambda[0][j] = c->lambda[1][j] = c->lambda[2][j] = 0.0;
             continue;
@@ -194,6 +231,7 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
             c->lambda[0][j] = c->lambda[1][j] = c->lambda[2][j] = 0.0;
         found++;
     }
+    free(slot);
     return found;
 }
 

@@ -177,9 +177,82 @@ static void test_take_and_merge(void **state) {
     free(k);
 }
 
+/* Lookup of every contact of a step: each contact whose key (smaller id first; a wall's id as
+ * second; the point of the pair) is in the table gets its impulse, turned into the contact's
+ * frame and sign; the others start at zero. 3000 entries, 6000 contacts in another order. */
+static void test_apply_finds_every_entry(void **state) {
+    (void)state;
+    gf_warmstart ws;
+    gf_warmstart_init(&ws);
+    const int64_t n = 1000;
+    for (int64_t a = 0; a < n; ++a)
+        for (int32_t pt = 0; pt < 3; ++pt) {
+            key k = {a, pt == 2 ? -1 - (a % 4) : a + 1 + pt}; /* two pairs and a wall */
+            double l[3];
+            impulse_of(k, l);
+            l[2] += pt; /* points of one pair differ */
+            GF_ASSERT_OK(gf_warmstart_append(&ws, k.a, k.b, pt == 2 ? 0 : pt, l));
+        }
+    gf_contacts c;
+    gf_contacts_init(&c);
+    const size_t m = 6000;
+    c.count = m;
+    c.i1 = calloc(m, sizeof *c.i1);
+    c.i2 = calloc(m, sizeof *c.i2);
+    c.id1 = calloc(m, sizeof *c.id1);
+    c.id2 = calloc(m, sizeof *c.id2);
+    c.point = calloc(m, sizeof *c.point);
+    for (int d = 0; d < 3; ++d) {
+        c.n[d] = calloc(m, sizeof(double));
+        c.t[d] = calloc(m, sizeof(double));
+        c.o[d] = calloc(m, sizeof(double));
+        c.lambda[d] = calloc(m, sizeof(double));
+    }
+    uint64_t rng = 5;
+    size_t expect_found = 0;
+    double *expect = calloc(3 * m, sizeof *expect);
+    for (size_t j = 0; j < m; ++j) {
+        int64_t a = (int64_t)(gf_test_uniform(&rng, 0, 1.2 * (double)n)); /* some beyond */
+        int kind = (int)(gf_test_uniform(&rng, 0, 3.999));
+        int flip = gf_test_uniform(&rng, 0, 1) < 0.5;
+        int64_t b = kind == 2 ? -1 - (a % 4) : a + 1 + (kind == 3 ? 5 : kind);
+        c.i2[j] = kind == 2 ? (int32_t)b : 1;
+        c.id1[j] = kind == 2 || !flip ? a : b;
+        c.id2[j] = kind == 2 || !flip ? b : a;
+        c.point[j] = kind == 1 ? 1 : 0;
+        /* Frame: n, t, o a cyclic permutation of the axes. */
+        int r = (int)(j % 3);
+        c.n[r][j] = c.t[(r + 1) % 3][j] = c.o[(r + 2) % 3][j] = 1.0;
+        int present = a < n && kind != 3;
+        expect_found += present;
+        double l[3] = {0, 0, 0};
+        if (present) {
+            impulse_of((key){a, b}, l);
+            l[2] += kind == 2 ? 2 : kind;
+            double sgn = kind != 2 && flip ? -1.0 : 1.0;
+            for (int d = 0; d < 3; ++d)
+                l[d] *= sgn;
+        }
+        double want[3] = {l[r], l[(r + 1) % 3], l[(r + 2) % 3]};
+        if (want[0] < 0.0) /* a pull is not kept */
+            want[0] = want[1] = want[2] = 0.0;
+        for (int d = 0; d < 3; ++d)
+            c.lambda[d][j] = 1e6; /* overwritten by apply, also when absent */
+        memcpy(expect + 3 * j, want, sizeof want);
+    }
+    assert_int_equal(gf_warmstart_apply(&ws, NULL, &c), expect_found);
+    for (size_t j = 0; j < m; ++j)
+        for (int d = 0; d < 3; ++d)
+            assert_true(c.lambda[d][j] == expect[3 * j + d]);
+    free(expect);
+    gf_contacts_free(&c);
+    gf_warmstart_free(&ws);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_any_order),
+        cmocka_unit_test(test_apply_finds_every_entry),
         cmocka_unit_test(test_insert_rows_of_a_file),
         cmocka_unit_test(test_take_and_merge),
     };
