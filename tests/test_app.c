@@ -355,12 +355,14 @@ static void test_output_and_restart(void **state) {
     double took = gf_wtime() - t0;
     at = strstr(text, "wall-time limit near at step ");
     /* The run's own clock (the summary's total, the slowest rank) is what the limit bounds, up
-     * to the checkpoint's writing (slow on a loaded machine); the process also starts MPI. */
+     * to the checkpoint's writing and the margin of 2% of the limit (seconds on a loaded
+     * machine, when the limit is 3 s); the process also starts MPI. It must not stop early
+     * either. */
     const char *total = strstr(text, "\n  total ");
     double mn = 0.0, avg = 0.0, mx = INFINITY;
     if (total)
         sscanf(total, "\n  total %lf %lf %lf", &mn, &avg, &mx);
-    if (rc != 75 || !at || !(mx < 3.0 + 0.75) || took > 3.0 + 20.0)
+    if (rc != 75 || !at || !(mx < 3.0 + 2.0) || !(mx > 1.5) || took > 3.0 + 20.0)
         fail_msg("no stop before Output.wall_limit 3 s (exit %d, run %.2f s, process %.1f s):\n%s",
                  rc, mx, took, text);
     snprintf(path, sizeof path, "%s/wall.ckpt.h5", out);
