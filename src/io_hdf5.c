@@ -1972,7 +1972,14 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
     if (sim->par)
         st = gf_par_allreduce_double(sim->par, flags, 2, GF_PAR_MAX);
     if (st == GF_OK) {
+        /* The slower of the run's mean step and the steps since the last check: a machine
+         * that gets busier must not outrun the limit between checks. */
         double per_step = steps_done > 0 ? flags[1] / (double)steps_done : 0.0;
+        long recent = sim->step - o->check_step;
+        if (recent > 0 && o->check_step > o->last_check_step)
+            per_step = fmax(per_step, (flags[1] - o->check_elapsed) / (double)recent);
+        o->check_step = sim->step;
+        o->check_elapsed = flags[1];
         double every = per_step > 0.0 ? floor(GF_IO_CHECK_SECONDS / per_step) : 1.0;
         long interval = every < 1.0 ? 1 : (every > 1000.0 ? 1000 : (long)every);
         o->next_check_step = sim->step + interval;

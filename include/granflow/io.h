@@ -44,6 +44,8 @@ typedef struct {
     double step_time; /* a running estimate of one step's wall time */
     long last_check_step;
     long next_check_step; /* the step of the next collective check of signals and wall time */
+    long check_step;      /* the step of the last such check, and the run's wall time then */
+    double check_elapsed;
     long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;
 
