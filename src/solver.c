@@ -678,11 +678,10 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         res->iterations = k;
         if (!measure)
             continue;
-        double dk = velocity_change(s, p);
-        if (!test) {
-            before = dk;
+        double dk = velocity_change(s, p), prev = before;
+        before = dk; /* a test sweep can be the sweep before the next test (every 1) */
+        if (!test)
             continue;
-        }
         /* The oldest remembered test within the window (or the last test, if further). */
         long reach = every > GF_SOLVER_WINDOW ? every : GF_SOLVER_WINDOW;
         int old = -1;
@@ -695,7 +694,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             old = ntests - 1;
         long span = old >= 0 ? k - tests[old].k : 0;
         /* Every rank must stop after the same sweep: the decision is global. */
-        double m[5] = {dk, k > 1 ? before : -1.0, old >= 0 ? tests[old].d : -1.0, vref, scale};
+        double m[5] = {dk, k > 1 ? prev : -1.0, old >= 0 ? tests[old].d : -1.0, vref, scale};
         if (comm && comm->max)
             GF_TRY(comm->max(comm->ctx, m, 5));
         if (ntests == GF_SOLVER_WINDOW + 1) {
