@@ -498,6 +498,9 @@ static double body_speed(const gf_solver *s, const gf_particles *p) {
  * only ones a sweep changes (in a sparse flow far fewer than the bodies). */
 static gf_status list_active(gf_solver *s, const gf_particles *p, const gf_solver_comm *comm) {
     size_t n = p->n_local;
+    s->nactive = 0;
+    if (n == 0)
+        return GF_OK; /* nothing allocated: no particles here */
     GF_TRY(reserve((void **)&s->active, &s->capact, n, sizeof *s->active));
     GF_TRY(reserve((void **)&s->mark, &s->capmark, n, sizeof *s->mark));
     if (comm && comm->shared)
