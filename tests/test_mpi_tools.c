@@ -407,24 +407,13 @@ static int check_outline_png(const char *png, int want_h, int ex0, int ex1, int 
     return count;
 }
 
+static void set_element(const char *from, const char *to, const char *dataset, hsize_t at,
+                        hid_t type, const void *value);
+
 /* A copy of a snapshot with element `at` of an integer dataset set to value. */
 static void set_int64(const char *from, const char *to, const char *dataset, hsize_t at,
                       int64_t value) {
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
-    assert_int_equal(system(cmd), 0);
-    hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
-    assert_true(f >= 0 && d >= 0);
-    hid_t fs = H5Dget_space(d);
-    hsize_t count = 1;
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &count, NULL);
-    hid_t ms = H5Screate_simple(1, &count, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &value) >= 0);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(d);
-    H5Fclose(f);
+    set_element(from, to, dataset, at, H5T_NATIVE_INT64, &value);
 }
 
 /* A box obstacle written by the engine into the snapshot's /geometry: its outline in the x-y
@@ -788,23 +777,29 @@ static void replace_attribute(const char *from, const char *to, const char *name
     H5Fclose(f);
 }
 
-/* A copy of a snapshot whose first particle has the given radius. */
-static void set_first_radius(const char *from, const char *to, double r) {
+/* A copy of a snapshot with element `at` of a one-dimensional dataset set to *value (type). */
+static void set_element(const char *from, const char *to, const char *dataset, hsize_t at,
+                        hid_t type, const void *value) {
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
     assert_int_equal(system(cmd), 0);
     hid_t f = H5Fopen(to, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, "/particles/radius", H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
     assert_true(f >= 0 && d >= 0);
     hid_t fs = H5Dget_space(d);
-    hsize_t start = 0, count = 1;
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    hsize_t count = 1;
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &count, NULL);
     hid_t ms = H5Screate_simple(1, &count, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &r) >= 0);
+    assert_true(H5Dwrite(d, type, ms, fs, H5P_DEFAULT, value) >= 0);
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(d);
     H5Fclose(f);
+}
+
+/* A copy of a snapshot whose first particle has the given radius. */
+static void set_first_radius(const char *from, const char *to, double r) {
+    set_element(from, to, "/particles/radius", 0, H5T_NATIVE_DOUBLE, &r);
 }
 
 static void test_bad_input(void **state) {
