@@ -73,11 +73,16 @@ static gf_status near_push(gf_contacts *c, int32_t i1, int32_t i2, const double 
     return GF_OK;
 }
 
-/* Whether a sphere pair at `gap` along n (from body 2 to body 1) with velocities v1, v2 (v2:
- * the geometry's, and gravity's step counted for body 1) can close within the step. */
+/* The speed at which bodies moving at v1 and v2 approach along n (from body 2 to body 1). */
+static inline double closing_speed(const double n[3], const double v1[3], const double v2[3]) {
+    return -((v1[0] - v2[0]) * n[0] + (v1[1] - v2[1]) * n[1] + (v1[2] - v2[2]) * n[2]);
+}
+
+/* Whether a sphere pair at `gap` along n with velocities v1, v2 (v2: the geometry's, and
+ * gravity's step counted for body 1) can close within the step. */
 static inline int can_close(const gf_contacts *c, double gap, const double n[3], const double v1[3],
                             const double v2[3]) {
-    double closing = -((v1[0] - v2[0]) * n[0] + (v1[1] - v2[1]) * n[1] + (v1[2] - v2[2]) * n[2]);
+    double closing = closing_speed(n, v1, v2);
     return gap < c->spec_tolerance + c->spec_dt * (closing > 0.0 ? closing : 0.0);
 }
 
@@ -347,13 +352,14 @@ gf_status gf_contact_promote(const gf_particles *p, const gf_walls *w, const gf_
         int32_t a = c->near1[k], b = c->near2[k];
         const double n[3] = {c->near_n[0][k], c->near_n[1][k], c->near_n[2][k]};
         const double va[3] = {p->v[0][a], p->v[1][a], p->v[2][a]};
-        const double zero[3] = {0.0, 0.0, 0.0};
-        const double *vb = zero, vbb[3] = {b >= 0 ? p->v[0][b] : 0.0, b >= 0 ? p->v[1][b] : 0.0,
-                                           b >= 0 ? p->v[2][b] : 0.0};
-        vb = b >= 0 ? vbb : w->velocity[-1 - b];
-        double closing =
-            -((va[0] - vb[0]) * n[0] + (va[1] - vb[1]) * n[1] + (va[2] - vb[2]) * n[2]);
-        if (!(c->near_gap[k] - dt * closing < 0.0)) {
+        double vp[3];
+        const double *vb = vp;
+        if (b >= 0)
+            for (int d = 0; d < 3; ++d)
+                vp[d] = p->v[d][b];
+        else
+            vb = w->velocity[-1 - b];
+        if (!(c->near_gap[k] - dt * closing_speed(n, va, vb) < 0.0)) {
             ++k;
             continue;
         }

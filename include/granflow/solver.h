@@ -23,21 +23,21 @@ typedef enum { GF_SWEEP_GAUSS_SEIDEL, GF_SWEEP_JACOBI } gf_sweep_mode;
 
 /* Stopping test. The quantity that converges is the body velocities (impulses need not: in a
  * static frictional packing they are indeterminate and drift while the velocities stay put), so
- * after every sweep k the solver measures
+ * at each test sweep k (every check_every sweeps) the solver measures
  *     D_k = max over bodies of |dv| + R |dw|
- * the largest change of a body's velocity at its surface (R its radius) during that sweep, and
- * the contraction rho, the larger of D_k / D_(k-1) and the mean rate (D_k / D_(k-m))^(1/m) over
- * the last m = min(k - 1, 10) sweeps. If the error keeps shrinking at that rate, the velocities
- * are within E = D_k / (1 - rho) of the converged ones. The solve stops when
- *     E <= tolerance * v_ref    (rho < 1)    or    D_k <= floor
- * v_ref: the largest relative velocity at a contact of the free velocities (before any contact
- * reaction), plus the penetration-recovery speed error_reduction * depth / dt; in a resting pile
- * this is g * dt (the floor contact), in an impact the approach speed.
- * floor: 1000 machine epsilons of the velocity scale of the step (v_ref, the bodies' free speeds
- * and the velocity change a contact's impulse makes, A_nn |lambda|): changes at rounding level.
- * Bodies at rest with zero impulses change by exactly 0 and stop after the first sweep.
- * E is an estimate: a slow mode hidden under faster ones during the first sweeps (dense frictional
- * packings) is not yet seen in rho, and E can then be smaller than the true error. */
+ * the largest change of a body's velocity at its surface (R its radius) during that sweep (and
+ * during the sweep before), and the contraction rho, the larger of D_k / D_(k-1) and the mean
+ * rate (D_k / D_(k-m))^(1/m) back to the oldest earlier test sweep within the last
+ * max(10, check_every) sweeps (m = k - that sweep). If the error keeps shrinking at that rate, the
+ * velocities are within E = D_k / (1 - rho) of the converged ones. The solve stops when E <=
+ * tolerance * v_ref    (rho < 1)    or    D_k <= floor v_ref: the largest relative velocity at a
+ * contact of the free velocities (before any contact reaction), plus the penetration-recovery speed
+ * error_reduction * depth / dt; in a resting pile this is g * dt (the floor contact), in an impact
+ * the approach speed. floor: 1000 machine epsilons of the velocity scale of the step (v_ref, the
+ * bodies' free speeds and the velocity change a contact's impulse makes, A_nn |lambda|): changes at
+ * rounding level. Bodies at rest with zero impulses change by exactly 0 and stop after the first
+ * sweep. E is an estimate: a slow mode hidden under faster ones during the first sweeps (dense
+ * frictional packings) is not yet seen in rho, and E can then be smaller than the true error. */
 typedef struct {
     gf_contact_model model;
     gf_sweep_mode mode;
@@ -49,7 +49,8 @@ typedef struct {
                                rank (Gauss-Seidel), or of every update (Jacobi) */
     double error_reduction; /* epsilon in [0, 1]: share of a penetration removed per step */
     long check_every;       /* sweeps between stopping tests (each a global reduction of five
-                               numbers); D is measured after every sweep */
+                               numbers); D is measured at each test sweep and the sweep
+                               before it */
     int warm_start;         /* start from the previous step's impulses */
 } gf_solver_params;
 
