@@ -1942,10 +1942,19 @@ static gf_status checkpoint(gf_output *o, gf_sim *sim) {
 gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted) {
     /* Contacts drawn as lines need their points from detection. */
     sim->contacts.keep_points = o->contacts && o->snapshot_every > 0;
-    if (restarted || o->snapshot_every <= 0 || sim->step != 0)
-        return GF_OK;
+    gf_status st = GF_OK;
     /* Before the run's clock starts: the phases of the summary add up to its total. */
-    return snapshot(o, sim);
+    if (!restarted && o->snapshot_every > 0 && sim->step == 0)
+        st = snapshot(o, sim);
+    /* The step time that plans the wall-limit checks counts stepping only: set-up and the
+     * step-0 snapshot (seconds on a loaded machine) would make the first steps look slow and
+     * stop the run at once. */
+    o->loop_start = gf_wtime();
+    o->first_step = sim->step;
+    o->check_step = sim->step;
+    o->check_elapsed = 0.0;
+    o->next_check_step = sim->step + 1;
+    return st;
 }
 
 /* Wall seconds between the collective checks of signals and the wall-time limit. */
@@ -1966,21 +1975,29 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
         gf_timer_stop(&sim->timers, GF_TIMER_OUTPUT);
         return st;
     }
-    double elapsed = gf_wtime() - o->start;
-    long steps_done = sim->step - o->last_check_step;
-    double flags[2] = {checkpoint_requested ? 1.0 : 0.0, elapsed};
+    double now = gf_wtime();
+    long steps_done = sim->step - o->first_step;
+    /* Elapsed since configuration (what the limit bounds) and since stepping began (what the
+     * step time comes from), the slowest rank's. */
+    double flags[3] = {checkpoint_requested ? 1.0 : 0.0, now - o->start, now - o->loop_start};
     if (sim->par)
-        st = gf_par_allreduce_double(sim->par, flags, 2, GF_PAR_MAX);
+        st = gf_par_allreduce_double(sim->par, flags, 3, GF_PAR_MAX);
     if (st == GF_OK) {
         /* The slower of the run's mean step and the steps since the last check: a machine
          * that gets busier must not outrun the limit between checks. */
-        double per_step = steps_done > 0 ? flags[1] / (double)steps_done : 0.0;
+        double per_step = steps_done > 0 ? flags[2] / (double)steps_done : 0.0;
         long recent = sim->step - o->check_step;
-        if (recent > 0 && o->check_step > o->last_check_step)
-            per_step = fmax(per_step, (flags[1] - o->check_elapsed) / (double)recent);
+        if (recent > 0 && o->check_step > o->first_step)
+            per_step = fmax(per_step, (flags[2] - o->check_elapsed) / (double)recent);
         o->check_step = sim->step;
-        o->check_elapsed = flags[1];
-        double every = per_step > 0.0 ? floor(GF_IO_CHECK_SECONDS / per_step) : 1.0;
+        o->check_elapsed = flags[2];
+        /* A short limit is checked more often: its margin (2%) is small beside a quarter
+         * second of steps that may turn slower (a pour becomes ten times slower per step when
+         * the particles land). */
+        double seconds = GF_IO_CHECK_SECONDS;
+        if (o->wall_limit > 0)
+            seconds = fmin(seconds, 0.01 * o->wall_limit);
+        double every = per_step > 0.0 ? floor(seconds / per_step) : 1.0;
         long interval = every < 1.0 ? 1 : (every > 1000.0 ? 1000 : (long)every);
         o->next_check_step = sim->step + interval;
         /* Leave room for the steps to the next check, a few more and the checkpoint itself. */
@@ -1990,10 +2007,10 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
         if (flags[0] > 0 || near_limit) {
             st = checkpoint(o, sim);
             if (st == GF_OK) {
-                gf_log_info("%s at step %ld (t = %.6e s): checkpoint written to %s\n"
-                            "resume with: granflow <config> --restart %s",
+                gf_log_info("%s at step %ld (t = %.6e s, %.2f s of wall time): checkpoint "
+                            "written to %s\nresume with: granflow <config> --restart %s",
                             flags[0] > 0 ? "signal received" : "wall-time limit near", sim->step,
-                            sim->time, o->checkpoint, o->checkpoint);
+                            sim->time, flags[1], o->checkpoint, o->checkpoint);
                 *stop = 1;
             }
         }

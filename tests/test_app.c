@@ -344,27 +344,30 @@ static void test_output_and_restart(void **state) {
     free(text);
     assert_int_equal(step_attr(path), stopped + 10);
     /* Output.wall_limit: the run stops with a checkpoint before the limit (it checks about
-     * every quarter second, not every step, and leaves room for the steps in between), on two
-     * ranks too: the ranks decide at the same step. */
+     * quarter second or 1% of the limit, not every step, and leaves room for the steps in between),
+     * on two ranks too: the ranks decide at the same step. */
     snprintf(args, sizeof args,
              "%s -n 2 --oversubscribe %s %s/configs/demo.cfg -Time.steps=100000000 "
-             "-Output.progress_every=0 -Output.wall_limit=3 -Output.checkpoint=%s/wall.ckpt.h5",
+             "-Output.progress_every=0 -Output.wall_limit=4 -Output.checkpoint=%s/wall.ckpt.h5",
              GF_MPIEXEC, GRANFLOW_EXE, GF_SOURCE_DIR, out);
     double t0 = gf_wtime();
     rc = gf_test_run(args, &text);
     double took = gf_wtime() - t0;
     at = strstr(text, "wall-time limit near at step ");
-    /* The run's own clock (the summary's total, the slowest rank) is what the limit bounds, up
-     * to the checkpoint's writing and the margin of 2% of the limit (seconds on a loaded
-     * machine, when the limit is 3 s); the process also starts MPI. It must not stop early
-     * either. */
-    const char *total = strstr(text, "\n  total ");
-    double mn = 0.0, avg = 0.0, mx = INFINITY;
-    if (total)
-        sscanf(total, "\n  total %lf %lf %lf", &mn, &avg, &mx);
-    if (rc != 75 || !at || !(mx < 3.0 + 2.0) || !(mx > 1.5) || took > 3.0 + 20.0)
-        fail_msg("no stop before Output.wall_limit 3 s (exit %d, run %.2f s, process %.1f s):\n%s",
-                 rc, mx, took, text);
+    /* The run's own clock, which the limit bounds, counts from the configuration (set-up and
+     * the step-0 snapshot included: on a loaded machine they take seconds, and a batch job's
+     * limit counts them too). The run says when it stopped: before the limit (it aims at 2%
+     * before), but not early (the checks' planning leaves room for 1% of the limit in steps, a
+     * few more and the margin). The checkpoint's writing comes after, and the process also
+     * starts MPI: it must end within seconds of the limit. */
+    double said = -1.0;
+    const char *when = at ? strstr(at, " s, ") : NULL;
+    if (when)
+        sscanf(when + 4, "%lf s of wall time", &said);
+    if (rc != 75 || !at || !(said < 4.0) || !(said > 2.0) || took > 4.0 + 20.0)
+        fail_msg("no stop before Output.wall_limit 4 s (exit %d, stopped at %.2f s, process "
+                 "%.1f s):\n%s",
+                 rc, said, took, text);
     snprintf(path, sizeof path, "%s/wall.ckpt.h5", out);
     assert_int_equal(step_attr(path),
                      strtol(at + strlen("wall-time limit near at step "), NULL, 10));

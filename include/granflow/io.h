@@ -40,11 +40,11 @@ typedef struct {
     /* The snapshots of the run so far (for the XDMF temporal collections; rank 0 only). */
     size_t nsnap, capsnap;
     gf_snapshot_entry *snaps;
-    double start;     /* wall time at the start of the run */
-    double step_time; /* a running estimate of one step's wall time */
-    long last_check_step;
+    double start;         /* wall time at configuration: what Output.wall_limit bounds */
+    double loop_start;    /* wall time when stepping began (after the step-0 snapshot) */
+    long first_step;      /* the step stepping began at */
     long next_check_step; /* the step of the next collective check of signals and wall time */
-    long check_step;      /* the step of the last such check, and the run's wall time then */
+    long check_step;      /* the step of the last such check, and the stepping time then */
     double check_elapsed;
     long checkpoint_step; /* the step of the last checkpoint written or restarted from, or -1 */
 } gf_output;

@@ -256,8 +256,6 @@ int main(int argc, char **argv) {
                 1);
         if (!failed && !o.check_only) {
             gf_output_install_signal_handlers();
-            out.start = gf_wtime();
-            out.last_check_step = sim.step;
             observers obs = {&out, &stats};
             failed = gf_par_conclude(&par, gf_stats_start(&stats, &sim, o.restart != NULL), 1);
             if (!failed)
