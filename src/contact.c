@@ -251,10 +251,94 @@ static inline gf_status pair_contacts(const gf_particles *p, const gf_materials 
     return pair_general(p, m, a, b, margin, lc, out);
 }
 
+/* A sphere of radius r at c, which is particle i or one of its members (`member`, 0 for a
+ * sphere), against mesh k: a contact at each locally closest point of the surface. Never
+ * speculative per pair (a near pair keeps no triangle): the margin holds them all. */
+static gf_status sphere_mesh(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                             size_t i, const double c[3], double r, int member, size_t k,
+                             double margin, gf_linkcells *lc, gf_contacts *out) {
+    const double *x = w->mesh_x[k], *q = w->mesh_q[k];
+    double d[3] = {c[0] - x[0], c[1] - x[1], c[2] - x[2]};
+    /* Its bounding sphere first. */
+    double reach = w->mesh_reach[k] + r + margin;
+    if (gf_dot(d, d) >= reach * reach)
+        return GF_OK;
+    double local[3];
+    gf_quat_rotate_inv(q, d, local);
+    gf_trimesh_hit hits[GF_TRIMESH_HITS_MAX];
+    int count = 0;
+    GF_TRY(gf_trimesh_query(w->mesh[k], local, r + margin, hits, &count, &lc->tri, &lc->captri));
+    int body = GF_MESH_BASE + (int)k;
+    double mu = m->friction[p->material[i]][w->material[body]];
+    const double ci[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    for (int h = 0; h < count; ++h) {
+        double n[3], gap = hits[h].dist - r;
+        gf_quat_rotate(q, hits[h].n, n);
+        double s = r + 0.5 * gap, point[3];
+        for (int e = 0; e < 3; ++e)
+            point[e] = c[e] - s * n[e];
+        /* The point's number within the pair is its feature (and member): the warm start finds
+         * it again next step whatever order the query returns. */
+        int32_t key = hits[h].key * GF_CLUMP_MAX_MEMBERS + member;
+        GF_TRY(
+            contacts_push_point(out, p, (int32_t)i, -1 - body, key, n, point, ci, NULL, gap, mu));
+    }
+    return GF_OK;
+}
+
+static gf_status mesh_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                               size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    if (p->shape[i] == GF_SHAPE_SPHERE) {
+        for (size_t k = 0; k < w->nmesh; ++k)
+            GF_TRY(sphere_mesh(p, w, m, i, c, p->radius[i], 0, k, margin, lc, out));
+        return GF_OK;
+    }
+    for (size_t k = 0; k < w->nmesh; ++k) {
+        double d[3] = {c[0] - w->mesh_x[k][0], c[1] - w->mesh_x[k][1], c[2] - w->mesh_x[k][2]};
+        double reach = w->mesh_reach[k] + p->radius[i] + margin;
+        if (gf_dot(d, d) >= reach * reach)
+            continue;
+        gf_shape s = gf_particles_shape(p, i);
+        if (s.type != GF_SHAPE_CLUMP) {
+            /* Refused only when its bounding sphere does come near the surface. */
+            double local[3];
+            gf_quat_rotate_inv(w->mesh_q[k], d, local);
+            gf_trimesh_hit hits[GF_TRIMESH_HITS_MAX];
+            int count = 0;
+            GF_TRY(gf_trimesh_query(w->mesh[k], local, p->radius[i] + margin, hits, &count,
+                                    &lc->tri, &lc->captri));
+            if (count == 0)
+                continue;
+            return GF_ERROR(GF_ERR_UNSUPPORTED,
+                            "particle %lld, a %s, is within %g m of mesh %zu: meshes make "
+                            "contacts with spheres and clumps only so far",
+                            (long long)p->id[i], gf_shape_name((gf_shape_type)s.type),
+                            hits[0].dist - p->radius[i], k);
+        }
+        /* A clump's members are spheres. */
+        const gf_clump *cl = &p->clumps->item[s.clump];
+        double scale = s.dim[0];
+        const double qi[4] = {p->q[0][i], p->q[1][i], p->q[2][i], p->q[3][i]};
+        for (int j = 0; j < cl->count; ++j) {
+            double off[3], cj[3], rel[3];
+            for (int e = 0; e < 3; ++e)
+                rel[e] = scale * cl->centre[j][e];
+            gf_quat_rotate(qi, rel, off);
+            for (int e = 0; e < 3; ++e)
+                cj[e] = c[e] + off[e];
+            GF_TRY(sphere_mesh(p, w, m, i, cj, scale * cl->radius[j], j, k, margin, lc, out));
+        }
+    }
+    return GF_OK;
+}
+
 static gf_status wall_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                                size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
     if (out->any_immovable && immovable(p, i))
         return GF_OK;
+    if (w->nmesh > 0)
+        GF_TRY(mesh_contacts(p, w, m, i, margin, lc, out));
     if (p->shape[i] == GF_SHAPE_SPHERE)
         return sphere_walls(p, w, m, i, margin, out);
     return general_walls(p, w, m, i, margin, lc, out);
@@ -401,6 +485,7 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->item);
     free(lc->cell);
     free(lc->points);
+    free(lc->tri);
     gf_linkcells_init(lc);
 }
 

@@ -177,6 +177,9 @@ int gf_walls_overlap(const gf_walls *w, const double x[3], double r) {
         if (cylinder_distance(w, c, x, n) < r - gf_geometry_touch_tolerance(xs + cs))
             return 1;
     }
+    for (size_t k = 0; k < w->nmesh; ++k)
+        if (gf_walls_mesh_overlap(w, k, x, r))
+            return 1;
     return 0;
 }
 
@@ -184,6 +187,7 @@ void gf_walls_advance(gf_walls *w, double dt) {
     for (size_t k = 0; k < w->count; ++k)
         for (int d = 0; d < 3; ++d)
             w->point[k][d] += dt * w->velocity[k][d];
+    gf_walls_advance_meshes(w, dt);
 }
 
 gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
@@ -268,7 +272,7 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         GF_TRY(gf_error_context(gf_walls_add_cylinder(w, c, a, radius, length, cm), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
     }
-    return GF_OK;
+    return gf_geometry_configure_meshes(w, db, m);
 }
 
 void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], double q[4]) {
@@ -300,7 +304,9 @@ const char *gf_walls_describe(const gf_walls *w, int body, char *buf, size_t siz
                  w->normal[body][2]);
     else if (body < GF_CYL_BASE)
         snprintf(buf, size, "obstacle box %d", body - GF_BOX_BASE);
-    else
+    else if (body < GF_MESH_BASE)
         snprintf(buf, size, "obstacle cylinder %d", body - GF_CYL_BASE);
+    else
+        snprintf(buf, size, "mesh %d", body - GF_MESH_BASE);
     return buf;
 }

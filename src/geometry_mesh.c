@@ -96,9 +96,15 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
                                  gf_geometry_mesh *m) {
     gf_geometry_mesh_free(m);
     const int N = GF_MESH_CYLINDER_SIDES;
-    size_t maxp = 12 * w->count + 8 * w->nbox + 2 * (size_t)N * w->ncyl;
-    size_t maxc = w->count + w->nbox + ((size_t)N + 2) * w->ncyl;
-    size_t maxconn = 14 * w->count + 9 * w->nbox + (5 * (size_t)N + 2 * ((size_t)N + 2)) * w->ncyl;
+    size_t nv = 0, nt = 0;
+    for (size_t k = 0; k < w->nmesh; ++k) {
+        nv += w->mesh[k]->nv;
+        nt += w->mesh[k]->nt;
+    }
+    size_t maxp = 12 * w->count + 8 * w->nbox + 2 * (size_t)N * w->ncyl + nv;
+    size_t maxc = w->count + w->nbox + ((size_t)N + 2) * w->ncyl + nt;
+    size_t maxconn =
+        14 * w->count + 9 * w->nbox + (5 * (size_t)N + 2 * ((size_t)N + 2)) * w->ncyl + 5 * nt;
     m->points = gf_malloc(3 * maxp + 1, sizeof *m->points);
     m->conn = gf_malloc(maxconn + 1, sizeof *m->conn);
     m->kind = gf_malloc(maxc + 1, sizeof *m->kind);
@@ -153,6 +159,26 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
         }
         add_cell(m, GF_XDMF_POLYGON, first, N, GF_MESH_CYLINDER, body);
         add_cell(m, GF_XDMF_POLYGON, first + (size_t)N, N, GF_MESH_CYLINDER, body);
+    }
+    /* Triangle meshes at their present pose, each triangle a polygon of 3 points. */
+    for (size_t k = 0; k < w->nmesh; ++k) {
+        const gf_trimesh *tm = w->mesh[k];
+        size_t first = m->npoints;
+        for (size_t v = 0; v < tm->nv; ++v) {
+            double y[3];
+            gf_quat_rotate(w->mesh_q[k], tm->v[v], y);
+            for (int d = 0; d < 3; ++d)
+                y[d] += w->mesh_x[k][d];
+            add_point(m, y);
+        }
+        for (size_t t = 0; t < tm->nt; ++t) {
+            m->conn[m->nconn++] = GF_XDMF_POLYGON;
+            m->conn[m->nconn++] = 3;
+            for (int c = 0; c < 3; ++c)
+                m->conn[m->nconn++] = (int64_t)(first + (size_t)tm->tri[t][c]);
+            m->kind[m->ncells] = GF_MESH_TRIANGLES;
+            m->body[m->ncells++] = GF_MESH_BASE + (int)k;
+        }
     }
     return GF_OK;
 }

@@ -873,6 +873,16 @@ static void write_state(h5file *f, const gf_sim *sim) {
     attr_write(f, g, "wall_count", H5T_NATIVE_INT, 1, &nw);
     if (nw > 0)
         attr_write(f, g, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+    int nm = (int)sim->walls.nmesh;
+    if (nm > 0) {
+        /* Each mesh's pose: its pivot's position and its orientation. */
+        double pose[7 * GF_MAX_MESHES];
+        for (int k = 0; k < nm; ++k) {
+            memcpy(&pose[7 * k], sim->walls.mesh_x[k], 3 * sizeof *pose);
+            memcpy(&pose[7 * k + 3], sim->walls.mesh_q[k], 4 * sizeof *pose);
+        }
+        attr_write(f, g, "mesh_poses", H5T_NATIVE_DOUBLE, 7 * nm, pose);
+    }
     if (g >= 0)
         H5Gclose(g);
     h5_agree(f);
@@ -1252,6 +1262,15 @@ static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
         H5_FAIL(f, "'%s' has %d walls, the configuration %zu", f->path, nw, sim->walls.count);
     if (nw > 0)
         attr_read(f, sg, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
+    int nm = (int)sim->walls.nmesh;
+    if (nm > 0) {
+        double pose[7 * GF_MAX_MESHES];
+        attr_read(f, sg, "mesh_poses", H5T_NATIVE_DOUBLE, 7 * nm, pose);
+        for (int k = 0; k < nm && f->local == GF_OK && f->st == GF_OK; ++k) {
+            memcpy(sim->walls.mesh_x[k], &pose[7 * k], 3 * sizeof *pose);
+            memcpy(sim->walls.mesh_q[k], &pose[7 * k + 3], 4 * sizeof *pose);
+        }
+    }
     if (sg >= 0)
         H5Gclose(sg);
     h5_agree(f);

@@ -44,6 +44,7 @@ void gf_sim_free(gf_sim *sim) {
     gf_linkcells_free(&sim->cells);
     gf_solver_free(&sim->solver);
     gf_warmstart_free(&sim->warm);
+    gf_walls_free(&sim->walls);
     if (sim->distributed)
         gf_exchange_free(&sim->xch);
     free(sim->check_ids);
@@ -283,12 +284,7 @@ static gf_status update_margin(gf_sim *sim) {
     m[0] = fmax(m[0], sqrt(v2max));
     if (sim->par)
         GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
-    double vwall = 0.0;
-    for (size_t k = 0; k < sim->walls.count; ++k) {
-        const double *wv = sim->walls.velocity[k];
-        double s = sqrt(wv[0] * wv[0] + wv[1] * wv[1] + wv[2] * wv[2]);
-        vwall = s > vwall ? s : vwall;
-    }
+    double vwall = gf_walls_max_speed(&sim->walls);
     double g = sqrt(sim->gravity[0] * sim->gravity[0] + sim->gravity[1] * sim->gravity[1] +
                     sim->gravity[2] * sim->gravity[2]);
     double v = m[0] + g * sim->dt;

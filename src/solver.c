@@ -726,6 +726,34 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     return GF_OK;
 }
 
+/* Contacts with a turning mesh: its surface moves at v + omega x (p - pivot), different at each
+ * contact point, so each such contact gets a body record of its own moving at that velocity (of
+ * infinite mass, like every geometry body: the sweep needs no other change). */
+static gf_status turning_surfaces(gf_solver *s, const gf_walls *w, const gf_contacts *c) {
+    size_t nb = s->nbody, extra = 0;
+    for (size_t q = 0; q < c->count; ++q) {
+        int32_t b = c->i2[s->rec[q].contact];
+        extra += b < 0 && gf_walls_turning(w, -1 - b);
+    }
+    if (extra == 0)
+        return GF_OK;
+    GF_TRY(reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES + extra, sizeof *s->body));
+    size_t next = nb + GF_MAX_BODIES;
+    for (size_t q = 0; q < c->count; ++q) {
+        size_t j = (size_t)s->rec[q].contact;
+        int32_t b = c->i2[j];
+        if (b >= 0 || !gf_walls_turning(w, -1 - b))
+            continue;
+        /* A geometry contact's second lever arm is the contact point itself. */
+        const double point[3] = {c->r2[0][j], c->r2[1][j], c->r2[2][j]};
+        gf_solver_body *g = &s->body[next];
+        memset(g, 0, sizeof *g);
+        gf_walls_surface_velocity(w, -1 - b, point, g->v);
+        s->rec[q].b2 = (int32_t)next++;
+    }
+    return GF_OK;
+}
+
 static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c, double dt,
                        const gf_solver_comm *comm, int applied, gf_solver_result *res) {
     const int parallel = comm && comm->sync;
@@ -748,6 +776,8 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     bodies_from_particles(s, p, NULL, nb);
     for (size_t k = 0; k < GF_MAX_BODIES; ++k)
         memcpy(s->body[nb + k].v, w->velocity[k], sizeof w->velocity[k]);
+    if (w->nmesh > 0)
+        GF_TRY(turning_surfaces(s, w, c));
     const double inv_dt = 1.0 / dt;
     for (size_t q = 0; q < c->count; ++q) {
         gf_solver_contact *k = &s->rec[q];

@@ -245,8 +245,10 @@ gf_status gf_trimesh_build(gf_trimesh *m, size_t nt, const double *corners) {
     gf_trimesh_free(m);
     if (nt == 0)
         return GF_ERROR(GF_ERR_INPUT, "a mesh needs at least one triangle");
-    if (nt > (size_t)INT32_MAX / 4)
-        return GF_ERROR(GF_ERR_INPUT, "a mesh may have at most %d triangles", INT32_MAX / 4);
+    /* Feature keys (about 3.5 per triangle) times a clump's members must fit an int32. */
+    if (nt > GF_TRIMESH_MAX_TRIANGLES)
+        return GF_ERROR(GF_ERR_INPUT, "a mesh may have at most %d triangles (this one: %zu)",
+                        GF_TRIMESH_MAX_TRIANGLES, nt);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t t = 0; t < nt; ++t) {
         const double *c = &corners[9 * t];

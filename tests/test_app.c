@@ -380,6 +380,34 @@ static void test_output_and_restart(void **state) {
     free(text);
 }
 
+/* A turning drum (configs/drum.cfg) continued from a checkpoint equals the uninterrupted run
+ * bit for bit: the mesh's pose is restored (the beads reach the drum at about step 275). */
+static void test_turning_mesh_restarts_exactly(void **state) {
+    (void)state;
+    char cmd[4096], a[512], b[512], *out = NULL;
+    const char *base = "-Output.progress_every=0 -Output.snapshot_every=400";
+    snprintf(cmd, sizeof cmd,
+             "%s %s/configs/drum.cfg %s -Time.steps=400 -Output.directory=%s/drum1 "
+             "-Output.checkpoint=%s/drum1/c.h5",
+             GRANFLOW_EXE, GF_SOURCE_DIR, base, tmpdir, tmpdir);
+    if (gf_test_run(cmd, &out) != 0)
+        fail_msg("'%s' failed:\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "%s %s/configs/drum.cfg %s -Time.steps=330 -Output.directory=%s/drum2 "
+             "-Output.checkpoint=%s/drum2/c.h5 && %s %s/configs/drum.cfg %s -Time.steps=400 "
+             "-Output.directory=%s/drum2 -Output.checkpoint=%s/drum2/c.h5 --restart "
+             "%s/drum2/c.h5",
+             GRANFLOW_EXE, GF_SOURCE_DIR, base, tmpdir, tmpdir, GRANFLOW_EXE, GF_SOURCE_DIR, base,
+             tmpdir, tmpdir, tmpdir);
+    if (gf_test_run(cmd, &out) != 0)
+        fail_msg("'%s' failed:\n%s", cmd, out);
+    free(out);
+    snprintf(a, sizeof a, "%s/drum1/run_000000400.h5", tmpdir);
+    snprintf(b, sizeof b, "%s/drum2/run_000000400.h5", tmpdir);
+    assert_same_state(a, b);
+}
+
 /* A restart checks the configuration against the checkpoint's: physics keys must match (each
  * difference named with both values) unless --restart-force; run length, output and solver
  * effort may change. */
@@ -646,11 +674,17 @@ int main(void) {
     if (gf_test_tmpdir(tmpdir, sizeof tmpdir, "app"))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_demo_runs),        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_parallel),         cmocka_unit_test(test_output_and_restart),
-        cmocka_unit_test(test_restart_config),   cmocka_unit_test(test_channel),
-        cmocka_unit_test(test_xdmf_escaped),     cmocka_unit_test(test_output_locations_checked),
-        cmocka_unit_test(test_absurd_time_step), cmocka_unit_test(test_example_configs),
+        cmocka_unit_test(test_demo_runs),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel),
+        cmocka_unit_test(test_output_and_restart),
+        cmocka_unit_test(test_restart_config),
+        cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_xdmf_escaped),
+        cmocka_unit_test(test_output_locations_checked),
+        cmocka_unit_test(test_absurd_time_step),
+        cmocka_unit_test(test_example_configs),
+        cmocka_unit_test(test_turning_mesh_restarts_exactly),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return gf_test_rmtree(tmpdir) ? 1 : rc;

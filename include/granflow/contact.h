@@ -55,6 +55,9 @@ typedef struct {
     /* Contact points of one pair of non-spherical bodies (gf_collide's buffer). */
     gf_contact_point *points;
     int cappoints;
+    /* Candidate triangles of one mesh query. */
+    int32_t *tri;
+    size_t captri;
 } gf_linkcells;
 
 void gf_contacts_init(gf_contacts *c);

@@ -15,12 +15,15 @@
 #include "granflow/error.h"
 #include "granflow/material.h"
 #include "granflow/shape.h"
+#include "granflow/trimesh.h"
 
 #define GF_MAX_WALLS 64
 #define GF_MAX_OBSTACLES 64
+#define GF_MAX_MESHES 16
 #define GF_BOX_BASE GF_MAX_WALLS
 #define GF_CYL_BASE (GF_MAX_WALLS + GF_MAX_OBSTACLES)
-#define GF_MAX_BODIES (GF_MAX_WALLS + 2 * GF_MAX_OBSTACLES)
+#define GF_MESH_BASE (GF_MAX_WALLS + 2 * GF_MAX_OBSTACLES)
+#define GF_MAX_BODIES (GF_MESH_BASE + GF_MAX_MESHES)
 
 typedef struct {
     size_t count; /* walls */
@@ -31,11 +34,20 @@ typedef struct {
     size_t ncyl;
     double cyl_centre[GF_MAX_OBSTACLES][3], cyl_axis[GF_MAX_OBSTACLES][3]; /* axis: unit */
     double cyl_radius[GF_MAX_OBSTACLES], cyl_half_length[GF_MAX_OBSTACLES];
+    /* Triangle meshes (geometry_trimesh.c): mesh m is body GF_MESH_BASE + m, its triangles in
+     * its own frame, placed at mesh_x (the point it turns about) with orientation mesh_q; it
+     * moves at velocity[GF_MESH_BASE + m] and turns at mesh_omega[m] (rad/s, world frame). */
+    size_t nmesh;
+    gf_trimesh *mesh[GF_MAX_MESHES];
+    double mesh_x[GF_MAX_MESHES][3], mesh_q[GF_MAX_MESHES][4], mesh_omega[GF_MAX_MESHES][3];
+    double mesh_reach[GF_MAX_MESHES];  /* the farthest vertex from mesh_x */
     double velocity[GF_MAX_BODIES][3]; /* zero for obstacles */
     int material[GF_MAX_BODIES];
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
+/* Frees the meshes (the rest is plain data: copies of a gf_walls share the meshes). */
+void gf_walls_free(gf_walls *w);
 gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3],
                        const double velocity[3], int material);
 /* Signed distance of x from wall k (positive on the particle side). */
@@ -64,6 +76,24 @@ void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], do
 int gf_walls_overlap(const gf_walls *w, const double x[3], double r);
 /* The rounding allowance of a distance computed from coordinates of total magnitude `scale`. */
 double gf_geometry_touch_tolerance(double scale);
+
+/* Adds a mesh of nt triangles (corners: 9 numbers each, world frame at time 0) turning about
+ * `pivot` at `omega` (rad/s) and moving at `velocity`. */
+gf_status gf_walls_add_mesh(gf_walls *w, size_t nt, const double *corners, const double pivot[3],
+                            const double velocity[3], const double omega[3], int material);
+/* The velocity of geometry body `body`'s surface at the world point p (a turning mesh's surface
+ * moves at v + omega x (p - pivot)). */
+void gf_walls_surface_velocity(const gf_walls *w, int body, const double p[3], double v[3]);
+/* Whether geometry body `body` turns. */
+int gf_walls_turning(const gf_walls *w, int body);
+/* The fastest any point of the geometry's surface moves (for the speculative margin). */
+double gf_walls_max_speed(const gf_walls *w);
+/* Reads the Mesh blocks of the Domain block (gf_geometry_configure calls it). */
+gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m);
+/* Whether a sphere at x of radius r overlaps mesh k (touching is not overlapping). */
+int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r);
+/* Moves and turns the meshes by dt (gf_walls_advance calls it). */
+void gf_walls_advance_meshes(gf_walls *w, double dt);
 
 /*  Domain {
  *      min < 0, 0, 0 >;  max < 1, 1, 1 >;

@@ -1,6 +1,7 @@
 /* The static and kinematic geometry as a surface mesh for visualisation: each wall as the
  * polygon where its plane cuts the domain box, each box obstacle as a hexahedron, each cylinder
- * as a prism of GF_MESH_CYLINDER_SIDES quadrilaterals closed by two polygons. The cells are in
+ * as a prism of GF_MESH_CYLINDER_SIDES quadrilaterals closed by two polygons, each triangle of a
+ * triangle mesh as a polygon of three points. The cells are in
  * XDMF's mixed-topology layout, so the snapshot writer stores them as they are. */
 #ifndef GRANFLOW_GEOMETRY_MESH_H
 #define GRANFLOW_GEOMETRY_MESH_H
@@ -18,14 +19,14 @@
 #define GF_XDMF_QUADRILATERAL 5
 #define GF_XDMF_HEXAHEDRON 9
 
-enum { GF_MESH_WALL = 0, GF_MESH_BOX = 1, GF_MESH_CYLINDER = 2 };
+enum { GF_MESH_WALL = 0, GF_MESH_BOX = 1, GF_MESH_CYLINDER = 2, GF_MESH_TRIANGLES = 3 };
 
 typedef struct {
     size_t npoints, ncells, nconn;
     double *points; /* npoints x 3 */
     /* Per cell: its XDMF code, for polygons the number of points, then the point indices. */
     int64_t *conn;
-    int32_t *kind; /* per cell: GF_MESH_WALL, GF_MESH_BOX, GF_MESH_CYLINDER */
+    int32_t *kind; /* per cell: GF_MESH_WALL, GF_MESH_BOX, GF_MESH_CYLINDER, GF_MESH_TRIANGLES */
     int32_t *body; /* per cell: the geometry body (wall k, GF_BOX_BASE + b, GF_CYL_BASE + c) */
 } gf_geometry_mesh;
 

@@ -24,6 +24,9 @@
 /* Vertices closer than this share one index (relative to the mesh's bounding-box diagonal). */
 #define GF_TRIMESH_WELD 1e-9
 
+/* The most triangles of one mesh. */
+#define GF_TRIMESH_MAX_TRIANGLES 4000000
+
 /* The most contacts one query returns: a sphere in a mesh corner touches a few faces. */
 #define GF_TRIMESH_HITS_MAX 16
 

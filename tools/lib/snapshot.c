@@ -539,7 +539,7 @@ int gf_snapshot_read_geometry(const gf_snapshot *s, gf_snapshot_geometry *g, cha
         rc = at ? 0 : -1;
     }
     for (size_t c = 0; c < nkind && rc == 0; ++c)
-        rc = g->kind[c] >= 0 && g->kind[c] <= 2 ? 0 : -1;
+        rc = g->kind[c] >= 0 && g->kind[c] <= 3 ? 0 : -1;
     if (rc || cells != nkind || nbody != nkind) {
         snprintf(err, errsize,
                  "%s: /geometry does not describe a mesh (an unknown cell type, a point index "
