@@ -284,7 +284,7 @@ static gf_status update_margin(gf_sim *sim) {
     if (sim->par)
         GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
     double vwall = 0.0;
-    for (size_t k = 0; k < sim->walls.count; ++k) {
+    for (size_t k = 0; k < GF_MAX_BODIES; ++k) { /* walls and obstacles (zero when absent) */
         const double *wv = sim->walls.velocity[k];
         double s = sqrt(wv[0] * wv[0] + wv[1] * wv[1] + wv[2] * wv[2]);
         vwall = s > vwall ? s : vwall;
@@ -350,6 +350,8 @@ static gf_status exchange(gf_sim *sim) {
 }
 
 gf_status gf_sim_start(gf_sim *sim) {
+    /* The velocities of the scheduled geometry at the start (or restart) time. */
+    gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
         return GF_OK;
     GF_TRY(exchange(sim));
@@ -530,6 +532,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_walls_advance(&sim->walls, sim->dt);
     sim->time += sim->dt;
     sim->step++;
+    gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     st = check_state(sim);
     gf_timer_stop(tm, GF_TIMER_INTEGRATE);
     GF_TRY(st);
