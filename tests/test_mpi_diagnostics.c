@@ -10,6 +10,7 @@
 
 #include "granflow/config.h"
 #include "granflow/forces.h"
+#include "granflow/io.h"
 #include "granflow/sim.h"
 #include "granflow/stats.h"
 #include "granflow/tracks.h"
@@ -383,6 +384,55 @@ static void test_fixed_lattice(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* A restart keeps what the configuration alone cannot give back: the positions a moving box
+ * reached (on its schedule) and the fixed lattice's infinite mass. The restarted run then goes
+ * on exactly as the uninterrupted one. */
+static void test_restart_keeps_motion(void **state) {
+    (void)state;
+    const char *text =
+        "Domain { min < 0, 0, 0 >; max < 0.04, 0.01, 0.02 >;\n"
+        "  Box { min < 0.03, 0.001, 0.015 >; max < 0.031, 0.002, 0.016 >;\n"
+        "    velocity < 0, 0.1, 0 >; Schedule { time 0.002; velocity < -0.3, 0, 0 >; } } }\n"
+        "Lattice { count < 8, 1, 1 >; origin < 0.0035, 0.005, 0.004 >; spacing 0.004;\n"
+        "  radius 0.002; motion fixed; }\n"
+        "Body { shape sphere; radius 0.002; position < 0.0175, 0.005, 0.012 >; }\n"
+        "Physics { gravity < 0, 0, -9.81 >; }\n"
+        "Time { dt 1e-4; steps 0; }\n";
+    gf_sim a, b;
+    gf_config *ca, *cb;
+    make_sim(&a, text, &ca);
+    for (int s = 0; s < 30; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    char path[300];
+    snprintf(path, sizeof path, "%s/motion.ckpt.h5", dir);
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "diag.cfg", &cb));
+    GF_ASSERT_OK(gf_sim_init(&b, &P));
+    GF_ASSERT_OK(gf_sim_configure(&b, cb, 0));
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
+    for (int s = 0; s < 30; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&a));
+        GF_ASSERT_OK(gf_sim_step(&b));
+    }
+    /* 2 ms at 0.1 m/s along y, then 4 ms at -0.3 m/s along x. */
+    GF_ASSERT_NEAR(b.walls.box_lo[0][0], 0.03 - 0.3 * 0.004, 1e-12);
+    GF_ASSERT_NEAR(b.walls.box_lo[0][1], 0.001 + 0.1 * 0.002, 1e-12);
+    for (int d = 0; d < 3; ++d) {
+        assert_true(b.walls.box_lo[0][d] == a.walls.box_lo[0][d]);
+        assert_true(b.walls.box_hi[0][d] == a.walls.box_hi[0][d]);
+    }
+    for (size_t i = 0; i < b.particles.n_local; ++i)
+        if (b.particles.id[i] < 8) {
+            assert_true(b.particles.inv_mass[i] == 0.0);
+            assert_true(b.particles.x[0][i] == 0.0035 + 0.004 * (double)b.particles.id[i]);
+            assert_true(b.particles.x[2][i] == 0.004);
+        }
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+    gf_config_destroy(ca);
+    gf_config_destroy(cb);
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_mpi_tmpdir(dir, sizeof dir, "diag");
@@ -400,6 +450,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_track_crosses_ranks, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gate_opens_on_schedule, setup, teardown),
     cmocka_unit_test_setup_teardown(test_fixed_lattice, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_restart_keeps_motion, setup, teardown),
 };
 
 GF_TEST_MPI_MAIN(tests)
