@@ -26,6 +26,13 @@ static const gf_config_block_info blocks[] = {
      "moving and turning at constant rates. Triangles are two-sided; contacts are the surface's "
      "locally closest points (README.md, Triangle meshes). Spheres and clumps collide with "
      "meshes; other shapes are refused when they come near one."},
+    {"Domain/Wall/Schedule", 1,
+     "A change of the wall's velocity: from `time` on it moves at `velocity` (piecewise constant; "
+     "before the first Schedule at the block's own velocity). Times must increase from block to "
+     "block. A change applies from the first step starting at or after its time (up to a "
+     "millionth of dt): a step moves at the velocity in force at its start."},
+    {"Domain/Box/Schedule", 1, "As Domain/Wall/Schedule, for the box."},
+    {"Domain/Cylinder/Schedule", 1, "As Domain/Wall/Schedule, for the cylinder."},
     {"Materials", 0,
      "The materials and the friction of each pair of them. Friction is a property of a pair of "
      "materials (a table with a default), not the combination of two per-material values. "
@@ -81,6 +88,14 @@ static const gf_config_block_info blocks[] = {
     {"Output", 0, "Progress lines, snapshots and checkpoints."},
     {"Statistics", 0,
      "The statistics file (a CSV row every `every` steps) and the summary at the end of a run."},
+    {"Forces", 0,
+     "The force of the particles on each wall and obstacle (a CSV row every `every` steps): the "
+     "contact impulses on it since the previous row over that time, in columns wall0_fx .. box0_fx "
+     ".. cyl0_fx .. (N), with torque_point also the torques wall0_tx .. (N m) about it. Continued "
+     "after a restart."},
+    {"Tracks", 0,
+     "The tracks of chosen particles (a CSV row per particle every `every` steps): step, time, id, "
+     "position, velocity, angular velocity. Continued after a restart."},
 };
 
 /* One line per key. Blocks that read a key alike (the same function, or the same meaning and
@@ -104,8 +119,13 @@ static const gf_config_key keys[] = {
     {"Domain/Wall", "point", GF_KEY_VECTOR, NULL, "", "A point of the plane (m)."},
     {"Domain/Wall", "normal", GF_KEY_VECTOR, NULL, "nonzero",
      "The normal of the plane, towards the particles (normalised by the program)."},
-    {"Domain/Wall", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
-     "The wall moves at this velocity (m/s), and contacts see it."},
+    {"Domain/Wall Domain/Box Domain/Cylinder", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "The wall or obstacle moves at this velocity (m/s) (before its first Schedule), and "
+     "contacts see it."},
+    {"Domain/Wall/Schedule Domain/Box/Schedule Domain/Cylinder/Schedule", "time", GF_KEY_NUMBER,
+     NULL, "finite, above the previous Schedule's", "From this time on (s) ..."},
+    {"Domain/Wall/Schedule Domain/Box/Schedule Domain/Cylinder/Schedule", "velocity", GF_KEY_VECTOR,
+     NULL, "", "... the body moves at this velocity (m/s)."},
     {"Domain/Wall Domain/Box Domain/Cylinder Domain/Mesh", "material", GF_KEY_STRING, "\"default\"",
      "a material's name", "The obstacle's material."},
     {"Domain/Box", "min", GF_KEY_VECTOR, NULL, "", "The lower corner of the box (m)."},
@@ -221,6 +241,9 @@ static const gf_config_key keys[] = {
      "largest bounding diameter for random orientations."},
     {"Lattice", "origin", GF_KEY_VECTOR, "(Domain.min + spacing on every axis)", "",
      "The first site (m)."},
+    {"Lattice", "motion", GF_KEY_WORD, "dynamic", "dynamic, fixed",
+     "fixed: the particles have infinite mass and stay put whatever hits them (a rough base of "
+     "glued spheres); velocity and spread are then ignored."},
     {"Lattice", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "", "The mean initial velocity (m/s)."},
     {"Lattice", "spread", GF_KEY_VECTOR, "< 0, 0, 0 >", ">= 0 each",
      "Each velocity component is uniform in velocity +- spread (m/s)."},
@@ -339,6 +362,17 @@ static const gf_config_key keys[] = {
      "The upper corner of that region (m)."},
     {"Statistics", "file", GF_KEY_STRING, "(Output.directory/stats.csv)", "",
      "The statistics file (CSV)."},
+    {"Forces", "every", GF_KEY_INTEGER, "100", "[0, 1e15]",
+     "Steps between rows (each the average over those steps); 0: off."},
+    {"Forces", "file", GF_KEY_STRING, "(Output.directory/forces.csv)", "",
+     "The forces file (CSV)."},
+    {"Forces", "torque_point", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "Given: the torques about this point (m) too."},
+    {"Tracks", "ids", GF_KEY_STRING, NULL, "at most 100000 ids",
+     "The particle ids, separated by spaces or commas; a-b is every id from a to b."},
+    {"Tracks", "every", GF_KEY_INTEGER, "10", "[0, 1e15]", "Steps between samples; 0: off."},
+    {"Tracks", "file", GF_KEY_STRING, "(Output.directory/tracks.csv)", "",
+     "The tracks file (CSV)."},
 };
 
 const gf_config_key *gf_config_schema_keys(size_t *n) {

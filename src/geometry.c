@@ -22,7 +22,7 @@ gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3
     for (int d = 0; d < 3; ++d) {
         w->point[k][d] = point[d];
         w->normal[k][d] = normal[d] / len;
-        w->velocity[k][d] = velocity ? velocity[d] : 0.0;
+        w->velocity[k][d] = w->base_velocity[k][d] = velocity ? velocity[d] : 0.0;
     }
     w->material[k] = material;
     return GF_OK;
@@ -187,7 +187,67 @@ void gf_walls_advance(gf_walls *w, double dt) {
     for (size_t k = 0; k < w->count; ++k)
         for (int d = 0; d < 3; ++d)
             w->point[k][d] += dt * w->velocity[k][d];
+    for (size_t b = 0; b < w->nbox; ++b)
+        for (int d = 0; d < 3; ++d) {
+            double s = dt * w->velocity[GF_BOX_BASE + b][d];
+            w->box_lo[b][d] += s;
+            w->box_hi[b][d] += s;
+        }
+    for (size_t c = 0; c < w->ncyl; ++c)
+        for (int d = 0; d < 3; ++d)
+            w->cyl_centre[c][d] += dt * w->velocity[GF_CYL_BASE + c][d];
     gf_walls_advance_meshes(w, dt);
+}
+
+void gf_walls_set_velocity(gf_walls *w, int body, const double velocity[3]) {
+    for (int d = 0; d < 3; ++d)
+        w->velocity[body][d] = w->base_velocity[body][d] = velocity[d];
+}
+
+gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double velocity[3]) {
+    if (w->nsched >= GF_MAX_SCHEDULE)
+        return GF_ERROR(GF_ERR_INPUT, "at most %d schedule entries are supported", GF_MAX_SCHEDULE);
+    if (!isfinite(t) || !isfinite(velocity[0] + velocity[1] + velocity[2]))
+        return GF_ERROR(GF_ERR_INPUT, "a schedule entry needs a finite time and velocity");
+    for (size_t k = 0; k < w->nsched; ++k)
+        if (w->sched_body[k] == body && !(t > w->sched_time[k]))
+            return GF_ERROR(GF_ERR_INPUT,
+                            "schedule times must increase: %g follows %g for the same body", t,
+                            w->sched_time[k]);
+    size_t k = w->nsched++;
+    w->sched_body[k] = body;
+    w->sched_time[k] = t;
+    memcpy(w->sched_velocity[k], velocity, sizeof w->sched_velocity[k]);
+    return GF_OK;
+}
+
+void gf_walls_apply_schedule(gf_walls *w, double t, double tol) {
+    for (size_t k = 0; k < w->nsched; ++k)
+        memcpy(w->velocity[w->sched_body[k]], w->base_velocity[w->sched_body[k]],
+               sizeof w->velocity[0]);
+    /* A body's entries come in increasing time: the last one reached wins. */
+    for (size_t k = 0; k < w->nsched; ++k)
+        if (w->sched_time[k] <= t + tol)
+            memcpy(w->velocity[w->sched_body[k]], w->sched_velocity[k], sizeof w->velocity[0]);
+}
+
+/* The velocity and the Schedule blocks of geometry body `body` configured by block b. */
+static gf_status read_motion(gf_walls *w, gf_config_block *b, int body) {
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    double v[3];
+    GF_TRY(gf_config_get_vec3(b, "velocity", zero, v));
+    gf_walls_set_velocity(w, body, v);
+    size_t ns = gf_config_section_count(b, "Schedule");
+    for (size_t k = 0; k < ns; ++k) {
+        gf_config_block *sb = gf_config_section_nth(b, "Schedule", k);
+        double t, sv[3];
+        GF_TRY(gf_config_require_double(sb, "time", &t));
+        GF_TRY(gf_config_require_vec3(sb, "velocity", sv));
+        char where[512];
+        GF_TRY(gf_error_context(gf_walls_add_schedule(w, body, t, sv), "%s",
+                                gf_config_block_where(sb, where, sizeof where)));
+    }
+    return GF_OK;
 }
 
 gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
@@ -235,15 +295,15 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
     size_t nw = gf_config_section_count(db, "Wall");
     for (size_t k = 0; k < nw; ++k) {
         gf_config_block *b = gf_config_section_nth(db, "Wall", k);
-        double p[3], n[3], v[3];
+        double p[3], n[3];
         int wm;
         GF_TRY(gf_config_require_vec3(b, "point", p));
         GF_TRY(gf_config_require_vec3(b, "normal", n));
-        GF_TRY(gf_config_get_vec3(b, "velocity", zero, v));
         GF_TRY(gf_materials_lookup(m, b, "material", &wm));
         char where[512];
-        GF_TRY(gf_error_context(gf_walls_add(w, p, n, v, wm), "%s",
+        GF_TRY(gf_error_context(gf_walls_add(w, p, n, zero, wm), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
+        GF_TRY(read_motion(w, b, (int)w->count - 1));
     }
     size_t nb = gf_config_section_count(db, "Box");
     for (size_t k = 0; k < nb; ++k) {
@@ -256,6 +316,7 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         char where[512];
         GF_TRY(gf_error_context(gf_walls_add_box(w, lo_b, hi_b, bm), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
+        GF_TRY(read_motion(w, b, GF_BOX_BASE + (int)w->nbox - 1));
     }
     size_t nc = gf_config_section_count(db, "Cylinder");
     for (size_t k = 0; k < nc; ++k) {
@@ -271,6 +332,7 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         char where[512];
         GF_TRY(gf_error_context(gf_walls_add_cylinder(w, c, a, radius, length, cm), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
+        GF_TRY(read_motion(w, b, GF_CYL_BASE + (int)w->ncyl - 1));
     }
     return gf_geometry_configure_meshes(w, db, m);
 }

@@ -847,7 +847,36 @@ static void write_warmstart(h5file *f, const gf_sim *sim) {
     free(buf);
 }
 
-/* The run's counters and the wall positions (/state). */
+/* The positions of the obstacles as /state stores them: each box's min and max corners, then
+ * each cylinder's centre. Returns their number. */
+static int obstacle_positions(const gf_walls *w, double *buf) {
+    int n = 0;
+    for (size_t b = 0; b < w->nbox; ++b) {
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->box_lo[b][d];
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->box_hi[b][d];
+    }
+    for (size_t c = 0; c < w->ncyl; ++c)
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->cyl_centre[c][d];
+    return n;
+}
+
+static void set_obstacle_positions(gf_walls *w, const double *buf) {
+    int n = 0;
+    for (size_t b = 0; b < w->nbox; ++b) {
+        for (int d = 0; d < 3; ++d)
+            w->box_lo[b][d] = buf[n++];
+        for (int d = 0; d < 3; ++d)
+            w->box_hi[b][d] = buf[n++];
+    }
+    for (size_t c = 0; c < w->ncyl; ++c)
+        for (int d = 0; d < 3; ++d)
+            w->cyl_centre[c][d] = buf[n++];
+}
+
+/* The run's counters and the wall and obstacle positions (/state). */
 static void write_state(h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
         return;
@@ -883,6 +912,11 @@ static void write_state(h5file *f, const gf_sim *sim) {
         }
         attr_write(f, g, "mesh_poses", H5T_NATIVE_DOUBLE, 7 * nm, pose);
     }
+    /* Obstacles move too when they have a velocity or a schedule. */
+    double obs[6 * GF_MAX_OBSTACLES + 3 * GF_MAX_OBSTACLES];
+    int nobs = obstacle_positions(&sim->walls, obs);
+    if (nobs > 0)
+        attr_write(f, g, "obstacle_positions", H5T_NATIVE_DOUBLE, nobs, obs);
     if (g >= 0)
         H5Gclose(g);
     h5_agree(f);
@@ -1270,6 +1304,15 @@ static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
             memcpy(sim->walls.mesh_x[k], &pose[7 * k], 3 * sizeof *pose);
             memcpy(sim->walls.mesh_q[k], &pose[7 * k + 3], 4 * sizeof *pose);
         }
+    }
+    /* Checkpoints from before moving obstacles have none: theirs stayed where configured. */
+    double obs[6 * GF_MAX_OBSTACLES + 3 * GF_MAX_OBSTACLES];
+    int nobs = obstacle_positions(&sim->walls, obs);
+    if (nobs > 0 && sg >= 0 && f->st == GF_OK && f->local == GF_OK &&
+        H5Aexists(sg, "obstacle_positions") > 0) {
+        attr_read(f, sg, "obstacle_positions", H5T_NATIVE_DOUBLE, nobs, obs);
+        if (f->st == GF_OK && f->local == GF_OK)
+            set_obstacle_positions(&sim->walls, obs);
     }
     if (sg >= 0)
         H5Gclose(sg);

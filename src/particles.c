@@ -290,3 +290,14 @@ double gf_particles_kinetic_energy(const gf_particles *p) {
     }
     return e;
 }
+
+double gf_particles_potential_energy(const gf_particles *p, const double gravity[3]) {
+    double e = 0.0;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        if (p->inv_mass[i] == 0.0)
+            continue;
+        double gx = gravity[0] * p->x[0][i] + gravity[1] * p->x[1][i] + gravity[2] * p->x[2][i];
+        e -= gx / p->inv_mass[i];
+    }
+    return e;
+}

@@ -55,6 +55,12 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
                         min_spacing);
     double origin_def[3] = {lo[0] + l->spacing, lo[1] + l->spacing, lo[2] + l->spacing};
     GF_TRY(gf_config_get_vec3(b, "origin", origin_def, l->origin));
+    char motion[32];
+    GF_TRY(gf_config_get_string(b, "motion", "dynamic", motion, sizeof motion));
+    l->fixed = strcmp(motion, "fixed") == 0;
+    if (!l->fixed && strcmp(motion, "dynamic") != 0)
+        return GF_ERROR(GF_ERR_INPUT, "%s: Lattice.motion '%s' is not one of dynamic, fixed", where,
+                        motion);
     GF_TRY(gf_config_get_vec3(b, "velocity", zero, l->velocity));
     GF_TRY(gf_config_get_vec3(b, "spread", zero, l->spread));
     for (int d = 0; d < 3; ++d)
@@ -194,6 +200,12 @@ gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const 
             rec.v[d] =
                 l->velocity[d] +
                 l->spread[d] * (2.0 * gf_rng_uniform(l->seed, (uint64_t)d, (uint64_t)index) - 1.0);
+        if (l->fixed) {
+            /* Infinite mass at rest, like Body motion fixed: nothing moves it. */
+            rec.inv_mass = 0.0;
+            for (int d = 0; d < 3; ++d)
+                rec.inv_inertia[d] = rec.v[d] = rec.w[d] = 0.0;
+        }
         st = gf_particles_add(p, &rec);
     });
     *skipped = gf_lattice_size(l) - kept;

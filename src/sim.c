@@ -346,6 +346,8 @@ static gf_status exchange(gf_sim *sim) {
 }
 
 gf_status gf_sim_start(gf_sim *sim) {
+    /* The velocities of the scheduled geometry at the start (or restart) time. */
+    gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
         return GF_OK;
     GF_TRY(exchange(sim));
@@ -526,6 +528,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_walls_advance(&sim->walls, sim->dt);
     sim->time += sim->dt;
     sim->step++;
+    gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     st = check_state(sim);
     gf_timer_stop(tm, GF_TIMER_INTEGRATE);
     GF_TRY(st);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/io.h"
+#include "granflow/csv_series.h"
 #include "granflow/log.h"
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim) {
@@ -32,54 +32,11 @@ gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *
     return GF_OK;
 }
 
-/* Rank 0: the CSV, fresh, or after a restart the rows up to the checkpoint's step followed by
- * the new ones (rows the killed run wrote after its checkpoint are dropped, so every step appears
- * once). The kept rows are rewritten to a temporary file renamed over the old one. */
-static gf_status open_csv(gf_stats *st) {
-    static const char header[] =
-        "step,time,particles,contacts_solved,contacts_touching,contacts_loaded,"
-        "contacts_per_particle,loaded_contacts_per_particle,solid_fraction,max_penetration,"
-        "max_penetration_rel,kinetic_energy,outflow_mass_rate,inflow_particles,unconverged_steps\n";
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", st->file);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        GF_TRY(gf_io_mkdirs(dir));
-    }
-    FILE *old = st->resume_step > 0 ? fopen(st->file, "r") : NULL;
-    if (old) {
-        char tmp[1100], line[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", st->file);
-        FILE *out = fopen(tmp, "w");
-        int ok = out != NULL && fgets(line, sizeof line, old) != NULL && !strcmp(line, header);
-        if (ok)
-            fputs(header, out);
-        while (ok && fgets(line, sizeof line, old))
-            if (strtol(line, NULL, 10) <= st->resume_step)
-                fputs(line, out);
-        fclose(old);
-        if (out && fclose(out) != 0)
-            ok = 0;
-        if (!ok || rename(tmp, st->file) != 0) {
-            remove(tmp);
-            return GF_ERROR(GF_ERR_IO,
-                            "cannot continue the statistics in '%s' after the restart (not a "
-                            "granflow statistics file, or not writable); move it away or set "
-                            "Statistics.file",
-                            st->file);
-        }
-        st->csv = fopen(st->file, "a");
-    } else {
-        st->csv = fopen(st->file, "w");
-        if (st->csv)
-            fputs(header, st->csv);
-    }
-    if (!st->csv)
-        return GF_ERROR(GF_ERR_IO, "cannot write statistics to '%s': %s", st->file,
-                        strerror(errno));
-    return GF_OK;
-}
+static const char stats_header[] =
+    "step,time,particles,contacts_solved,contacts_touching,contacts_loaded,"
+    "contacts_per_particle,loaded_contacts_per_particle,solid_fraction,max_penetration,"
+    "max_penetration_rel,kinetic_energy,potential_energy,outflow_mass_rate,inflow_particles,"
+    "unconverged_steps\n";
 
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     st->since_penetration = fmax(st->since_penetration, sim->figures.max_penetration);
@@ -90,10 +47,11 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     const gf_particles *p = &sim->particles;
     const gf_contact_figures *f = &sim->figures;
     /* Sums: particles, volume in region, kinetic energy, deleted mass, the step's contacts. */
-    enum { N, VOL, KE, MASS, SOLVED, TOUCHING, LOADED, NSUM };
+    enum { N, VOL, KE, PE, MASS, SOLVED, TOUCHING, LOADED, NSUM };
     double sum[NSUM] = {(double)p->n_local,
                         0.0,
                         gf_particles_kinetic_energy(p),
+                        gf_particles_potential_energy(p, sim->gravity),
                         sim->deleted_mass_local,
                         (double)f->solved,
                         (double)f->touching,
@@ -131,6 +89,7 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     st->sum_cpp += cpp;
     st->sum_lpp += lpp;
     st->sum_energy += sum[KE];
+    st->sum_potential += sum[PE];
     st->sum_rate += rate;
     st->max_penetration = fmax(st->max_penetration, mx[0]);
     st->max_penetration_rel = fmax(st->max_penetration_rel, mx[1]);
@@ -138,14 +97,16 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     gf_status status = GF_OK;
     if (root) {
         if (!st->csv)
-            status = open_csv(st);
+            status = gf_csv_series_open(st->file, stats_header, st->resume_step, "Statistics.file",
+                                        &st->csv);
         /* A row that does not reach the disk is an error, not a silent gap in the series. */
         if (status == GF_OK &&
-            (fprintf(st->csv,
-                     "%ld,%.9g,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%ld\n",
-                     sim->step, sim->time, n, sum[SOLVED], sum[TOUCHING], sum[LOADED], cpp, lpp,
-                     fraction, mx[0], mx[1], sum[KE], rate, (long long)sim->created_inflow,
-                     unconverged) < 0 ||
+            (fprintf(
+                 st->csv,
+                 "%ld,%.9g,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.9g,%.9g,%.6g,%lld,%ld\n",
+                 sim->step, sim->time, n, sum[SOLVED], sum[TOUCHING], sum[LOADED], cpp, lpp,
+                 fraction, mx[0], mx[1], sum[KE], sum[PE], rate, (long long)sim->created_inflow,
+                 unconverged) < 0 ||
              fflush(st->csv) != 0))
             status = GF_ERROR(GF_ERR_IO, "writing statistics to '%s' failed: %s", st->file,
                               strerror(errno));
@@ -191,6 +152,7 @@ void gf_stats_finish(gf_stats *st, const gf_sim *sim) {
         gf_log_info("  %-46s %14.4g", "max. penetration, every step (m)", mx[0]);
         gf_log_info("  %-46s %13.2f%%", "max. penetration, every step (% of radius)", 100 * mx[1]);
         gf_log_info("  %-46s %14.4g", "avg. kinetic energy (J)", st->sum_energy / k);
+        gf_log_info("  %-46s %14.4g", "avg. potential energy (J, -m g.x)", st->sum_potential / k);
         gf_log_info("  %-46s %14.4g", "avg. outflow mass rate (kg/s)", st->sum_rate / k);
         if (span > 0 && sim->inflow.enabled)
             gf_log_info("  %-46s %14.4g", "inflow rate (particles/s)",

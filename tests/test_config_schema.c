@@ -15,8 +15,12 @@
 #include "granflow/config_schema.h"
 #include "granflow/io.h"
 #include "granflow/log.h"
+#include "granflow/forces.h"
 #include "granflow/sim.h"
+#include "granflow/tracks.h"
+#include "granflow/forces.h"
 #include "granflow/stats.h"
+#include "granflow/tracks.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -89,6 +93,9 @@ static void set_up(const char *path, int generate, int steps, recorder *rec) {
     gf_sim sim;
     gf_output out;
     gf_stats stats;
+    static gf_forces forces;
+    gf_tracks tracks;
+    memset(&tracks, 0, sizeof tracks);
     GF_ASSERT_OK(gf_sim_init(&sim, NULL));
     sim.dry_run = !generate;
     gf_status st = gf_sim_configure(&sim, cfg, generate);
@@ -96,6 +103,10 @@ static void set_up(const char *path, int generate, int steps, recorder *rec) {
         st = gf_output_configure(&out, gf_config_root(cfg));
     if (st == GF_OK)
         st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
+    if (st == GF_OK)
+        st = gf_forces_configure(&forces, gf_config_root(cfg));
+    if (st == GF_OK)
+        st = gf_tracks_configure(&tracks, gf_config_root(cfg));
     if (st == GF_OK)
         st = gf_config_check_unused(cfg);
     if (st != GF_OK)
@@ -106,6 +117,7 @@ static void set_up(const char *path, int generate, int steps, recorder *rec) {
             GF_ASSERT_OK(gf_sim_step(&sim));
     }
     gf_output_free(&out);
+    gf_tracks_free(&tracks);
     gf_sim_free(&sim);
     gf_config_destroy(cfg);
 }
@@ -684,8 +696,9 @@ static void test_reference_runs(void **state) {
     for (int r = 0; r < 2; ++r) {
         snprintf(cmd, sizeof cmd,
                  "%s%s configs/reference.cfg -Time.steps=40 -Output.directory=%s/%d "
-                 "-Output.checkpoint=%s/%d/c.h5 -Statistics.file=%s/%d/stats.csv",
-                 runs[r], GRANFLOW_EXE, dir, r, dir, r, dir, r);
+                 "-Output.checkpoint=%s/%d/c.h5 -Statistics.file=%s/%d/stats.csv "
+                 "-Forces.file=%s/%d/forces.csv -Tracks.file=%s/%d/tracks.csv",
+                 runs[r], GRANFLOW_EXE, dir, r, dir, r, dir, r, dir, r, dir, r);
         expect_run(cmd, 0, &out);
         if (!strstr(out, "run summary: 40 steps"))
             fail_msg("'%s' did not finish:\n%s", cmd, out);

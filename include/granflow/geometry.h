@@ -24,6 +24,8 @@
 #define GF_CYL_BASE (GF_MAX_WALLS + GF_MAX_OBSTACLES)
 #define GF_MESH_BASE (GF_MAX_WALLS + 2 * GF_MAX_OBSTACLES)
 #define GF_MAX_BODIES (GF_MESH_BASE + GF_MAX_MESHES)
+/* The most velocity changes of all schedules together. */
+#define GF_MAX_SCHEDULE 256
 
 typedef struct {
     size_t count; /* walls */
@@ -41,8 +43,16 @@ typedef struct {
     gf_trimesh *mesh[GF_MAX_MESHES];
     double mesh_x[GF_MAX_MESHES][3], mesh_q[GF_MAX_MESHES][4], mesh_omega[GF_MAX_MESHES][3];
     double mesh_reach[GF_MAX_MESHES];  /* the farthest vertex from mesh_x */
-    double velocity[GF_MAX_BODIES][3]; /* zero for obstacles */
+    double velocity[GF_MAX_BODIES][3]; /* the current velocity of each body */
     int material[GF_MAX_BODIES];
+    /* Velocity schedules, piecewise constant: from sched_time[k] on, body sched_body[k] moves at
+     * sched_velocity[k]; before its first entry at base_velocity. A body's entries are in
+     * increasing time. */
+    size_t nsched;
+    int sched_body[GF_MAX_SCHEDULE];
+    double sched_time[GF_MAX_SCHEDULE];
+    double sched_velocity[GF_MAX_SCHEDULE][3];
+    double base_velocity[GF_MAX_BODIES][3];
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
@@ -52,8 +62,18 @@ gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3
                        const double velocity[3], int material);
 /* Signed distance of x from wall k (positive on the particle side). */
 double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]);
-/* Moves kinematic walls by dt. */
+/* Moves kinematic walls and obstacles by dt at their current velocities. */
 void gf_walls_advance(gf_walls *w, double dt);
+/* Sets the velocity of geometry body `body` (as in contacts); a scheduled body's velocity
+ * before its first entry. */
+void gf_walls_set_velocity(gf_walls *w, int body, const double velocity[3]);
+/* Appends a schedule entry: from time t on, body `body` moves at `velocity`. Entries of a body
+ * must come in increasing time. */
+gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double velocity[3]);
+/* The velocities in force at time t: of each scheduled body, its last entry with time <= t +
+ * tol (tol absorbs the rounding of a time summed step by step), else its base velocity. Called
+ * at the start of every step: a change inside a step takes effect at the next step's start. */
+void gf_walls_apply_schedule(gf_walls *w, double t, double tol);
 
 gf_status gf_walls_add_box(gf_walls *w, const double lo[3], const double hi[3], int material);
 gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const double axis[3],
@@ -99,7 +119,11 @@ void gf_walls_advance_meshes(gf_walls *w, double dt);
  *      min < 0, 0, 0 >;  max < 1, 1, 1 >;
  *      box_walls true;             // six walls on the faces of [min, max]
  *      wall_material default;
- *      Wall { point < .. >; normal < .. >; velocity < .. >; material glass; }  // repeatable
+ *      Wall { point < .. >; normal < .. >; velocity < .. >; material glass;    // repeatable
+ *             Schedule { time 0.1; velocity < 0, 0, 1 >; } }   // repeatable, times increasing
+ *      Box { min < .. >; max < .. >; velocity < .. >; Schedule { .. } }
+ *      Cylinder { centre < .. >; axis < .. >; radius ..; length ..; velocity < .. >; Schedule {..}
+ * }
  *  }
  * Fills the domain bounds, the periodic flags and the walls. */
 gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],

@@ -81,5 +81,8 @@ void gf_particles_pose(const gf_particles *p, size_t i, const gf_shape *shape, g
 void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]);
 
 double gf_particles_kinetic_energy(const gf_particles *p);
+/* Gravitational potential energy of the owned particles of finite mass relative to the origin:
+ * -sum m g.x. */
+double gf_particles_potential_energy(const gf_particles *p, const double gravity[3]);
 
 #endif

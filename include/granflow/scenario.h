@@ -26,7 +26,8 @@ typedef struct {
     double spacing;   /* between sites */
     double radius;    /* the largest bounding radius of the particles it makes */
     int material;
-    double velocity[3]; /* mean velocity */
+    int fixed;          /* motion fixed: particles of infinite mass at rest (a rough base) */
+    double velocity[3]; /* mean velocity (dynamic) */
     double spread[3];   /* component d uniform in velocity[d] +- spread[d] */
     uint64_t seed;
     int64_t first_id;
@@ -35,7 +36,8 @@ typedef struct {
 } gf_lattice;
 
 /*  Lattice { count < 10, 10, 10 >; origin < .. >; spacing 0.01; radius 0.004;
- *            material glass; velocity < 0, 0, 0 >; spread < 0.1, 0.1, 0.1 >; seed 42; }
+ *            material glass; velocity < 0, 0, 0 >; spread < 0.1, 0.1, 0.1 >; seed 42;
+ *            motion dynamic; }     // dynamic | fixed (infinite mass at rest, like Body)
  * with the particle keys of gf_shape_mix (shape, Kind blocks, size, orientation): a particle at
  * each site, its centre of mass there. An absent Lattice block generates nothing. The spacing
  * must keep particles apart whatever is drawn (gf_shape_mix_min_spacing). Along a walled or open

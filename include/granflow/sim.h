@@ -25,6 +25,9 @@
  * right after the solve, while the pairs' particle indices are still valid. */
 /* Steps between spatial sorts by default (Contact.sort_every). */
 #define GF_SIM_SORT_EVERY 20
+/* A scheduled velocity change at time T applies from the first step starting at or after T, up
+ * to this share of dt (the time is summed step by step and carries rounding). */
+#define GF_SIM_SCHEDULE_TOLERANCE 1e-6
 
 typedef struct {
     int64_t solved, touching, loaded;

@@ -1,7 +1,7 @@
 /* On-line statistics of a run, sampled every few steps and averaged over the run, as in the
  * paper's Table 2: particles, solid volume fraction, contacts, contacts per particle, maximum
- * penetration, kinetic energy and the mass flow rate at the outlet. A CSV time series and a
- * summary table at the end.
+ * penetration, kinetic and potential energy and the mass flow rate at the outlet. A CSV time series
+ * and a summary table at the end.
  *
  *  Statistics { every 1000; region_min < .. >; region_max < .. >; file "output/stats.csv"; }
  *
@@ -13,6 +13,9 @@
  * number counts them), 2C/N of the touching and of the loaded contacts, and the deepest
  * penetration of every step since the previous sample (not only of the sampled step) and the
  * number of those steps whose solve ended at max_iterations without converging.
+ *
+ * The potential energy is the gravitational one relative to the origin, -sum m g.x over the
+ * particles of finite mass (those of infinite mass do not move under gravity).
  *
  * The solid fraction counts the whole volume of every sphere whose centre lies in the region
  * (default: the domain box) over the region's volume, obstacles included in that volume. */
@@ -31,7 +34,7 @@ typedef struct {
     char file[1024];
     FILE *csv; /* rank 0 */
     long samples;
-    double sum_particles, sum_fraction, sum_energy, sum_rate;
+    double sum_particles, sum_fraction, sum_energy, sum_potential, sum_rate;
     double sum_solved, sum_touching, sum_loaded, sum_cpp, sum_lpp;
     /* Deepest penetration of every step (this rank) since the last sample, and of the run. */
     double since_penetration, since_penetration_rel;
