@@ -10,7 +10,9 @@
 #include "granflow/collide.h"
 #include "granflow/config.h"
 #include "granflow/io.h"
+#include "granflow/log.h"
 #include "granflow/sim.h"
+#include "granflow/stats.h"
 #include "test_util.h"
 
 #define P gf_test_par
@@ -241,24 +243,39 @@ static const char *drift_cfg =
     "  radius 0.001; material glass; velocity < 1, 0.2, 0 >; spread < 0.03, 0.03, 0.03 >;\n"
     "  size uniform; size_min 0.5; size_max 1; seed 4; }\n"
     "Outlet { name tilted; region plane; point < 0.05, 0.03, 0.03 >; normal < 1, 0.5, 0.3 >; }\n"
-    "Outlet { region box; min < 0.03, 0.02, 0.02 >; max < 0.036, 0.04, 0.03 >; }\n"
+    "Outlet { region box; min < 0.03, 0.02, 0.02 >; max < 0.036, 0.04, 0.0345 >; }\n"
     "Physics { gravity < 0, 0, 0 >; }\n"
     "Time { dt 1e-4; }\n"
     "Output { check_every 50; }\n";
 
 static void test_outlets(void **state) {
     (void)state;
+    char dir[256], src[4096];
+    assert_int_equal(gf_test_mpi_tmpdir(dir, sizeof dir, "outlets"), 0);
+    snprintf(src, sizeof src, "%sStatistics { every 50; file \"%s/stats.csv\"; }\n", drift_cfg,
+             dir);
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(src, strlen(src), "outlets.cfg", &cfg));
     gf_sim sim;
-    make_sim(&sim, &P, drift_cfg, 1);
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    GF_ASSERT_OK(gf_sim_configure(&sim, cfg, 1));
+    gf_stats stats;
+    GF_ASSERT_OK(gf_stats_configure(&stats, gf_config_root(cfg), &sim));
+    GF_ASSERT_OK(gf_stats_start(&stats, &sim, 0));
     size_t n;
     gf_particle *init = gather_all(&sim, &P, &n);
     assert_int_equal(n, 216);
     const int steps = 300;
-    for (int s = 1; s <= steps; ++s)
+    for (int s = 1; s <= steps; ++s) {
         GF_ASSERT_OK(gf_sim_step(&sim));
+        GF_ASSERT_OK(gf_stats_observe(&stats, &sim, 0));
+    }
+    gf_log_set_quiet(1);
+    gf_stats_finish(&stats, &sim);
+    gf_log_set_quiet(0);
     const double nrm = sqrt(1 + 0.25 + 0.09), normal[3] = {1 / nrm, 0.5 / nrm, 0.3 / nrm};
     const double pt[3] = {0.05, 0.03, 0.03}, bl[3] = {0.03, 0.02, 0.02},
-                 bh[3] = {0.036, 0.04, 0.03};
+                 bh[3] = {0.036, 0.04, 0.0345};
     int64_t want_n[2] = {0, 0};
     double want_m[2] = {0, 0};
     for (size_t i = 0; i < n; ++i)
@@ -289,8 +306,44 @@ static void test_outlets(void **state) {
     }
     assert_int_equal(global_count(&sim), 216 - want_n[0] - want_n[1]);
     GF_ASSERT_OK(gf_sim_check_particles(&sim));
+    /* The statistics file's columns of the outlets: their rates over the sample intervals add up
+     * to the mass out (to the 6 digits written). */
+    if (P.rank == 0) {
+        char file[400], line[4096];
+        snprintf(file, sizeof file, "%s/stats.csv", dir);
+        FILE *f = fopen(file, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(line, sizeof line, f));
+        int col[2] = {-1, -1}, k = 0;
+        for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), ++k) {
+            if (!strcmp(tok, "outlet_tilted_mass_rate"))
+                col[0] = k;
+            if (!strcmp(tok, "outlet_outlet2_mass_rate"))
+                col[1] = k;
+        }
+        assert_true(col[0] > 0 && col[1] > col[0]);
+        double sum[2] = {0, 0}, last = 0.0;
+        int rows = 0;
+        while (fgets(line, sizeof line, f)) {
+            double v[64];
+            int nv = 0;
+            for (char *tok = strtok(line, ",\n"); tok && nv < 64; tok = strtok(NULL, ",\n"))
+                v[nv++] = strtod(tok, NULL);
+            assert_true(nv > col[1]);
+            for (int o = 0; o < 2; ++o)
+                sum[o] += v[col[o]] * (v[1] - last);
+            last = v[1];
+            rows++;
+        }
+        fclose(f);
+        assert_int_equal(rows, steps / 50);
+        for (int o = 0; o < 2; ++o)
+            GF_ASSERT_NEAR(sum[o], want_m[o], 1e-5 * want_m[o]);
+    }
     free(init);
     gf_sim_free(&sim);
+    gf_config_destroy(cfg);
+    gf_test_mpi_rmdir(dir);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -338,51 +391,69 @@ static void test_silo(void **state) {
 
 /* ------------------------------------------------------------------------------------------ */
 
-/* A checkpoint in the middle of the silo's filling: the restarted run inserts and deletes the
- * same particles as the uninterrupted one and continues its counts. */
+/* Checkpoints in the middle of the silo's filling and later while it drains: the restarted runs
+ * insert and delete the same particles as the uninterrupted one and continue its counts. */
 static void test_restart(void **state) {
     (void)state;
     char dir[256];
     assert_int_equal(gf_test_mpi_tmpdir(dir, sizeof dir, "insertion"), 0);
-    char path[400];
-    snprintf(path, sizeof path, "%s/mid.ckpt.h5", dir);
-    const int total = 300, half = 145; /* the checkpoint between two events (every 5 steps) */
+    char path[2][400];
+    /* Step 145: between two events (every 5 steps), insertion under way, nothing out yet; step
+     * 345: insertion over, particles leaving. */
+    const int total = 450, at[2] = {145, 345};
+    for (int c = 0; c < 2; ++c)
+        snprintf(path[c], sizeof path[c], "%s/at%d.ckpt.h5", dir, at[c]);
     gf_sim a;
     make_sim(&a, &P, silo_cfg, 1);
+    int64_t out_at[2];
     for (int s = 1; s <= total; ++s) {
         GF_ASSERT_OK(gf_sim_step(&a));
-        if (s == half)
-            GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+        for (int c = 0; c < 2; ++c)
+            if (s == at[c]) {
+                GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path[c]));
+                double m[GF_MAX_OUTLETS];
+                int64_t n[GF_MAX_OUTLETS];
+                GF_ASSERT_OK(gf_outlets_totals(&a.outlets, &P, n, m));
+                out_at[c] = n[0];
+            }
     }
-    gf_sim b;
-    make_sim(&b, &P, silo_cfg, 0);
-    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
-    while (b.step < total)
-        GF_ASSERT_OK(gf_sim_step(&b));
-    const gf_insertion *ia = &a.inserts.item[0], *ib = &b.inserts.item[0];
-    assert_int_equal(ib->inserted, ia->inserted);
-    assert_int_equal(ib->events, ia->events);
-    assert_true(ib->mass == ia->mass);
-    int64_t na[GF_MAX_OUTLETS], nb[GF_MAX_OUTLETS];
-    double ma[GF_MAX_OUTLETS], mb[GF_MAX_OUTLETS];
+    assert_int_equal(out_at[0], 0);
+    assert_true(out_at[1] > 0);
+    int64_t na[GF_MAX_OUTLETS];
+    double ma[GF_MAX_OUTLETS];
     GF_ASSERT_OK(gf_outlets_totals(&a.outlets, &P, na, ma));
-    GF_ASSERT_OK(gf_outlets_totals(&b.outlets, &P, nb, mb));
-    assert_true(na[0] > 0);
-    assert_int_equal(nb[0], na[0]);
-    GF_ASSERT_NEAR(mb[0], ma[0], 1e-12 * ma[0]);
-    size_t n1, n2;
-    gf_particle *p1 = gather_all(&a, &P, &n1), *p2 = gather_all(&b, &P, &n2);
-    assert_int_equal(n1, n2);
-    for (size_t i = 0; i < n1; ++i) {
-        assert_int_equal(p1[i].id, p2[i].id);
-        for (int d = 0; d < 3; ++d)
-            assert_true(p1[i].x[d] == p2[i].x[d]);
+    assert_true(na[0] > out_at[1]);
+    size_t n1;
+    gf_particle *p1 = gather_all(&a, &P, &n1);
+    for (int c = 0; c < 2; ++c) {
+        gf_sim b;
+        make_sim(&b, &P, silo_cfg, 0);
+        GF_ASSERT_OK(gf_io_read_checkpoint(&b, path[c]));
+        while (b.step < total)
+            GF_ASSERT_OK(gf_sim_step(&b));
+        const gf_insertion *ia = &a.inserts.item[0], *ib = &b.inserts.item[0];
+        assert_int_equal(ib->inserted, ia->inserted);
+        assert_int_equal(ib->events, ia->events);
+        assert_true(ib->mass == ia->mass);
+        int64_t nb[GF_MAX_OUTLETS];
+        double mb[GF_MAX_OUTLETS];
+        GF_ASSERT_OK(gf_outlets_totals(&b.outlets, &P, nb, mb));
+        assert_int_equal(nb[0], na[0]);
+        GF_ASSERT_NEAR(mb[0], ma[0], 1e-12 * ma[0]);
+        size_t n2;
+        gf_particle *p2 = gather_all(&b, &P, &n2);
+        assert_int_equal(n1, n2);
+        for (size_t i = 0; i < n1; ++i) {
+            assert_int_equal(p1[i].id, p2[i].id);
+            for (int d = 0; d < 3; ++d)
+                assert_true(p1[i].x[d] == p2[i].x[d]);
+        }
+        GF_ASSERT_OK(gf_sim_check_particles(&b));
+        free(p2);
+        gf_sim_free(&b);
     }
-    GF_ASSERT_OK(gf_sim_check_particles(&b));
     free(p1);
-    free(p2);
     gf_sim_free(&a);
-    gf_sim_free(&b);
     gf_test_mpi_rmdir(dir);
 }
 
