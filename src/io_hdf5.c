@@ -887,6 +887,9 @@ static void write_state(h5file *f, const gf_sim *sim) {
         h5_local(f, gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM));
         h5_local(f, gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM));
     }
+    int64_t outlet_n[GF_MAX_OUTLETS];
+    double outlet_m[GF_MAX_OUTLETS];
+    h5_local(f, gf_outlets_totals(&sim->outlets, sim->par, outlet_n, outlet_m));
     hid_t g = group_create(f, "state");
     long long v[2] = {sim->next_id, sim->expected_particles - deleted};
     long long created = sim->created_inflow;
@@ -896,6 +899,31 @@ static void write_state(h5file *f, const gf_sim *sim) {
     long long layers = sim->inflow.layers;
     attr_write(f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
     attr_write(f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
+    /* Insertions and outlets continue their counts (and an insertion its random streams). */
+    const gf_inserts *ins = &sim->inserts;
+    if (ins->count > 0) {
+        long long cnt[3][GF_MAX_INSERTS];
+        double qty[2][GF_MAX_INSERTS];
+        for (int k = 0; k < ins->count; ++k) {
+            cnt[0][k] = ins->item[k].inserted;
+            cnt[1][k] = ins->item[k].events;
+            cnt[2][k] = ins->item[k].carried;
+            qty[0][k] = ins->item[k].quantity;
+            qty[1][k] = ins->item[k].mass;
+        }
+        attr_write(f, g, "insert_inserted", H5T_NATIVE_LLONG, ins->count, cnt[0]);
+        attr_write(f, g, "insert_events", H5T_NATIVE_LLONG, ins->count, cnt[1]);
+        attr_write(f, g, "insert_carried", H5T_NATIVE_LLONG, ins->count, cnt[2]);
+        attr_write(f, g, "insert_quantity", H5T_NATIVE_DOUBLE, ins->count, qty[0]);
+        attr_write(f, g, "insert_mass", H5T_NATIVE_DOUBLE, ins->count, qty[1]);
+    }
+    if (sim->outlets.count > 0) {
+        long long on[GF_MAX_OUTLETS];
+        for (int k = 0; k < sim->outlets.count; ++k)
+            on[k] = outlet_n[k];
+        attr_write(f, g, "outlet_particles", H5T_NATIVE_LLONG, sim->outlets.count, on);
+        attr_write(f, g, "outlet_mass", H5T_NATIVE_DOUBLE, sim->outlets.count, outlet_m);
+    }
     attr_write(f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
     attr_write(f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
     int nw = (int)sim->walls.count;
@@ -1279,6 +1307,10 @@ static void read_particle_rows(h5file *f, hid_t g, size_t first, size_t n, size_
 typedef struct {
     long long next_id, expected, layers, created;
     double moved, deleted_mass;
+    long long insert[3][GF_MAX_INSERTS];  /* inserted, events, carried */
+    double insert_qty[2][GF_MAX_INSERTS]; /* quantity, mass */
+    long long outlet_n[GF_MAX_OUTLETS];
+    double outlet_m[GF_MAX_OUTLETS];
 } ckpt_state;
 
 static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
@@ -1292,6 +1324,18 @@ static void read_state(h5file *f, gf_sim *sim, ckpt_state *s) {
     attr_read(f, sg, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &s->deleted_mass);
     attr_read(f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &s->layers);
     attr_read(f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &s->moved);
+    int ni = sim->inserts.count, no = sim->outlets.count;
+    if (ni > 0) {
+        attr_read(f, sg, "insert_inserted", H5T_NATIVE_LLONG, ni, s->insert[0]);
+        attr_read(f, sg, "insert_events", H5T_NATIVE_LLONG, ni, s->insert[1]);
+        attr_read(f, sg, "insert_carried", H5T_NATIVE_LLONG, ni, s->insert[2]);
+        attr_read(f, sg, "insert_quantity", H5T_NATIVE_DOUBLE, ni, s->insert_qty[0]);
+        attr_read(f, sg, "insert_mass", H5T_NATIVE_DOUBLE, ni, s->insert_qty[1]);
+    }
+    if (no > 0) {
+        attr_read(f, sg, "outlet_particles", H5T_NATIVE_LLONG, no, s->outlet_n);
+        attr_read(f, sg, "outlet_mass", H5T_NATIVE_DOUBLE, no, s->outlet_m);
+    }
     if (f->local == GF_OK && f->st == GF_OK && nw != (int)sim->walls.count)
         H5_FAIL(f, "'%s' has %d walls, the configuration %zu", f->path, nw, sim->walls.count);
     if (nw > 0)
@@ -1703,6 +1747,19 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? s.deleted_mass : 0.0;
     sim->inflow.layers = (long)s.layers;
     sim->inflow.moved = s.moved;
+    for (int k = 0; k < sim->inserts.count; ++k) {
+        gf_insertion *in = &sim->inserts.item[k];
+        in->inserted = s.insert[0][k];
+        in->events = s.insert[1][k];
+        in->carried = s.insert[2][k];
+        in->quantity = s.insert_qty[0][k];
+        in->mass = s.insert_qty[1][k];
+    }
+    for (int k = 0; k < sim->outlets.count; ++k) {
+        int root = !sim->par || sim->par->rank == 0;
+        sim->outlets.item[k].count_local = root ? s.outlet_n[k] : 0;
+        sim->outlets.item[k].mass_local = root ? s.outlet_m[k] : 0.0;
+    }
     sim->ghosts_ready = 0;
     return GF_OK;
 }

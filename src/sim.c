@@ -174,6 +174,9 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->clumps, &sim->walls,
                                sim->lo, sim->hi));
     GF_TRY(gf_outflow_configure(&sim->outflow, root, sim->lo, sim->hi, sim->periodic));
+    GF_TRY(
+        gf_inserts_configure(&sim->inserts, root, &sim->materials, &sim->clumps, sim->lo, sim->hi));
+    GF_TRY(gf_outlets_configure(&sim->outlets, root));
 
     gf_config_block *tb = gf_config_section(root, "Time");
     if (!tb)
@@ -226,6 +229,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     double rmax =
         fmax(fmax(lat.enabled ? lat.radius : 0.0, sim->inflow.enabled ? sim->inflow.radius : 0.0),
              body_radius);
+    rmax = fmax(rmax, sim->inserts.reach);
 
     /* Everything below is collective; the input checks above are the same on every rank. */
     if (sim->par && !sim->dry_run)
@@ -536,6 +540,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     /* Outflow and inflow change the particle set before it is redistributed. */
     gf_particles_clear_ghosts(&sim->particles);
     gf_outflow_apply(&sim->outflow, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
+    gf_outlets_apply(&sim->outlets, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
     int64_t created = 0;
     GF_TRY(gf_inflow_advance(&sim->inflow, &sim->walls, sim->dt,
                              sim->distributed ? &sim->xch.decomp : NULL,
@@ -543,6 +548,11 @@ gf_status gf_sim_step(gf_sim *sim) {
                              &sim->next_id, &created));
     sim->expected_particles += created;
     sim->created_inflow += created;
+    GF_TRY(gf_inserts_advance(&sim->inserts, sim->time, sim->step, sim->dt, &sim->walls,
+                              sim->distributed ? &sim->xch.decomp : NULL,
+                              sim->distributed ? sim->par : NULL, &sim->materials, &sim->particles,
+                              &sim->next_id, &created));
+    sim->expected_particles += created;
 
     gf_timer_start(tm, GF_TIMER_COMM);
     st = exchange(sim);
@@ -785,6 +795,10 @@ void gf_sim_print_summary(gf_sim *sim) {
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
     }
+    int64_t outlet_n[GF_MAX_OUTLETS];
+    double outlet_m[GF_MAX_OUTLETS];
+    if (gf_outlets_totals(&sim->outlets, sim->par, outlet_n, outlet_m) != GF_OK)
+        return;
     double total = avg[GF_TIMER_TOTAL];
     long run = sim->step - sim->first_step;
     if (sim->first_step > 0)
@@ -809,6 +823,16 @@ void gf_sim_print_summary(gf_sim *sim) {
         gf_log_info("  particles that left the box through open faces (deleted, counted as "
                     "outflow): %lld",
                     (long long)counts[5]);
+    for (int k = 0; k < sim->inserts.count; ++k) {
+        const gf_insertion *s = &sim->inserts.item[k];
+        gf_log_info("  Insert %d (%s): %lld particles, %.6g kg inserted in %lld events since t = "
+                    "0%s",
+                    k + 1, s->where, (long long)s->inserted, s->mass, (long long)s->events,
+                    s->carried > 0 ? "; particles due found no room at the last event" : "");
+    }
+    for (int k = 0; k < sim->outlets.count; ++k)
+        gf_log_info("  Outlet %s: %lld particles, %.6g kg out since t = 0",
+                    sim->outlets.item[k].name, (long long)outlet_n[k], outlet_m[k]);
     if (run <= 0)
         return;
     double steps = (double)run;

@@ -29,6 +29,10 @@ gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *
     char def[1024];
     snprintf(def, sizeof def, "%s/stats.csv", dir);
     GF_TRY(gf_config_get_string(b, "file", def, st->file, sizeof st->file));
+    size_t len = 0;
+    for (int k = 0; k < sim->outlets.count; ++k)
+        len += (size_t)snprintf(st->outlet_columns + len, sizeof st->outlet_columns - len,
+                                ",outlet_%s_mass_rate", sim->outlets.item[k].name);
     return GF_OK;
 }
 
@@ -36,7 +40,15 @@ static const char stats_header[] =
     "step,time,particles,contacts_solved,contacts_touching,contacts_loaded,"
     "contacts_per_particle,loaded_contacts_per_particle,solid_fraction,max_penetration,"
     "max_penetration_rel,kinetic_energy,potential_energy,outflow_mass_rate,inflow_particles,"
-    "unconverged_steps\n";
+    "unconverged_steps";
+
+/* The end of a row: the outlets' rates. Negative on a failed write. */
+static int write_outlet_rates(FILE *csv, int n, const double *rate) {
+    for (int k = 0; k < n; ++k)
+        if (fprintf(csv, ",%.6g", rate[k]) < 0)
+            return -1;
+    return fputc('\n', csv) == EOF ? -1 : 0;
+}
 
 gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     st->since_penetration = fmax(st->since_penetration, sim->figures.max_penetration);
@@ -68,6 +80,9 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
         GF_TRY(gf_par_allreduce_double(sim->par, sum, NSUM, GF_PAR_SUM));
         GF_TRY(gf_par_allreduce_double(sim->par, mx, 2, GF_PAR_MAX));
     }
+    int64_t outlet_n[GF_MAX_OUTLETS];
+    double outlet_m[GF_MAX_OUTLETS];
+    GF_TRY(gf_outlets_totals(&sim->outlets, sim->par, outlet_n, outlet_m));
     st->since_penetration = st->since_penetration_rel = 0.0;
     long unconverged = st->since_unconverged;
     st->since_unconverged = 0;
@@ -78,6 +93,11 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     double cpp = n > 0 ? 2.0 * sum[TOUCHING] / n : 0.0, lpp = n > 0 ? 2.0 * sum[LOADED] / n : 0.0;
     double dt = sim->time - st->last_time;
     double rate = dt > 0 ? (sum[MASS] - st->last_mass) / dt : 0.0;
+    double outlet_rate[GF_MAX_OUTLETS];
+    for (int k = 0; k < sim->outlets.count; ++k) {
+        outlet_rate[k] = dt > 0 ? (outlet_m[k] - st->last_outlet_mass[k]) / dt : 0.0;
+        st->last_outlet_mass[k] = outlet_m[k];
+    }
     st->last_time = sim->time;
     st->last_mass = sum[MASS];
     st->samples++;
@@ -96,17 +116,22 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force) {
     int root = !sim->par || sim->par->rank == 0;
     gf_status status = GF_OK;
     if (root) {
-        if (!st->csv)
-            status = gf_csv_series_open(st->file, stats_header, st->resume_step, "Statistics.file",
-                                        &st->csv);
+        if (!st->csv) {
+            /* The outlets' columns follow the fixed ones. */
+            char header[2048];
+            snprintf(header, sizeof header, "%s%s\n", stats_header, st->outlet_columns);
+            status =
+                gf_csv_series_open(st->file, header, st->resume_step, "Statistics.file", &st->csv);
+        }
         /* A row that does not reach the disk is an error, not a silent gap in the series. */
         if (status == GF_OK &&
             (fprintf(
                  st->csv,
-                 "%ld,%.9g,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.9g,%.9g,%.6g,%lld,%ld\n",
+                 "%ld,%.9g,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.9g,%.9g,%.6g,%lld,%ld",
                  sim->step, sim->time, n, sum[SOLVED], sum[TOUCHING], sum[LOADED], cpp, lpp,
                  fraction, mx[0], mx[1], sum[KE], sum[PE], rate, (long long)sim->created_inflow,
                  unconverged) < 0 ||
+             write_outlet_rates(st->csv, sim->outlets.count, outlet_rate) < 0 ||
              fflush(st->csv) != 0))
             status = GF_ERROR(GF_ERR_IO, "writing statistics to '%s' failed: %s", st->file,
                               strerror(errno));
@@ -122,6 +147,8 @@ gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted) {
         GF_TRY(gf_par_allreduce_double(sim->par, &deleted, 1, GF_PAR_SUM));
     st->last_time = st->first_time = sim->time;
     st->last_mass = deleted;
+    int64_t outlet_n[GF_MAX_OUTLETS];
+    GF_TRY(gf_outlets_totals(&sim->outlets, sim->par, outlet_n, st->last_outlet_mass));
     st->first_created = sim->created_inflow;
     st->resume_step = restarted ? sim->step : 0;
     return GF_OK;

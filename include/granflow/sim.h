@@ -11,6 +11,7 @@
 #include "granflow/error.h"
 #include "granflow/exchange.h"
 #include "granflow/geometry.h"
+#include "granflow/insertion.h"
 #include "granflow/material.h"
 #include "granflow/par.h"
 #include "granflow/particles.h"
@@ -52,6 +53,8 @@ typedef struct {
     int64_t deleted_local;     /* deleted here since the last accounting check */
     double deleted_mass_local; /* mass deleted here, for the outflow rate (never reset) */
     int64_t created_inflow;    /* particles the inflow created since the run began (global) */
+    gf_inserts inserts;        /* Insert blocks (their counts are checkpointed) */
+    gf_outlets outlets;        /* Outlet blocks */
     /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
     int distributed;
     gf_exchange xch;

@@ -18,7 +18,10 @@
  * particles of finite mass (those of infinite mass do not move under gravity).
  *
  * The solid fraction counts the whole volume of every sphere whose centre lies in the region
- * (default: the domain box) over the region's volume, obstacles included in that volume. */
+ * (default: the domain box) over the region's volume, obstacles included in that volume.
+ *
+ * Each Outlet block adds a column outlet_<name>_mass_rate after the others: the mass it deleted
+ * since the previous sample over the time since then (kg/s). */
 #ifndef GRANFLOW_STATS_H
 #define GRANFLOW_STATS_H
 
@@ -44,6 +47,9 @@ typedef struct {
     double first_time;
     int64_t first_created;
     long resume_step; /* > 0 after a restart: the CSV keeps its rows up to this step */
+    /* A column per Outlet block: its mass flow rate (kg/s) over the sample interval. */
+    char outlet_columns[GF_MAX_OUTLETS * 96];
+    double last_outlet_mass[GF_MAX_OUTLETS];
 } gf_stats;
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim);
