@@ -582,7 +582,8 @@ static void test_output_locations_checked(void **state) {
 /* Every example configuration is valid; the rigid-body example runs to its end. */
 static void test_example_configs(void **state) {
     (void)state;
-    const char *names[] = {"demo", "channel-demo", "channel", "box-tipping", "mixed-pour"};
+    const char *names[] = {"demo",  "channel-demo", "channel", "box-tipping", "mixed-pour",
+                           "drum",  "hopper",       "silo",    "funnel-heap", "chute"};
     char args[1024];
     for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
         snprintf(args, sizeof args, "%s/configs/%s.cfg --check '-Domain.processes=<1,1,1>'",
@@ -599,6 +600,15 @@ static void test_example_configs(void **state) {
              "-Output.checkpoint=%s/pour/c.h5",
              GF_SOURCE_DIR, tmpdir, tmpdir);
     expect(args, 1, "run summary: 200 steps", "224 particles");
+    /* The scenarios of issue 15 run: meshes, insertion, outlets, gates, a fixed base. */
+    const char *scenarios[] = {"drum", "hopper", "silo", "funnel-heap", "chute"};
+    for (size_t k = 0; k < sizeof scenarios / sizeof scenarios[0]; ++k) {
+        snprintf(args, sizeof args,
+                 "%s/configs/%s.cfg -Time.steps=60 -Output.snapshot_every=0 "
+                 "-Statistics.every=0 -Output.directory=%s/%s -Output.checkpoint=%s/%s/c.h5",
+                 GF_SOURCE_DIR, scenarios[k], tmpdir, scenarios[k], tmpdir, scenarios[k]);
+        expect(args, 1, "run summary: 60 steps", NULL);
+    }
     /* Its particle file is found relative to the working directory. */
     snprintf(args, sizeof args,
              "%s/configs/from-csv.cfg -Particles.file=%s/configs/pack.csv -Time.steps=100 "
