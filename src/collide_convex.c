@@ -63,6 +63,10 @@
 #define EPA_TOLERANCE 1e-12
 #define MPR_TOLERANCE 1e-9
 #define CCD_ITERATIONS 200
+/* Support calls (of both bodies) allowed to one libccd query: GJK takes at most
+ * CCD_ITERATIONS + 1 and EPA's first polytope 44, which leaves EPA over 260 expansions, twice
+ * the most any pair of the accuracy tests takes (126; most take 5 to 30). */
+#define CCD_SUPPORTS 512
 #define EXTRA_INFLATION 1e-3
 /* refine_normal takes at most REFINE_ITERATIONS steps, and stops when the gradient of the gap
  * is below REFINE_STATIONARY of the distance of the supporting points: the normal is then right
@@ -85,7 +89,28 @@ typedef struct {
     double scale;   /* frame lengths per world length */
     double x[3];    /* centre of mass */
     double q[4];    /* orientation */
+    /* while libccd runs: the count of its support calls, shared by both bodies */
+    struct ccd_budget *budget;
 } convex_body;
+
+/* libccd 2.1's loops end on tests of the support points alone: EPA's has no iteration limit,
+ * MPR's portal discovery and refinement none either. EPA grows its polytope by the new vertex
+ * over the nearest element only, keeping the other faces that vertex sees; on a Minkowski
+ * difference that is curved and nearly degenerate the polytope folds, its element nearest the
+ * origin lies inside the difference, and the support point along it, a vertex the polytope
+ * already has, still gains over that element: it was added again at every iteration, and the
+ * step never ended (configs/reference.cfg, step 1795: a box's edge, rounded by the inflation,
+ * against a pillar's side, their bottom faces coplanar). So each query gets CCD_SUPPORTS
+ * support calls; past them, both bodies answer the same point, and the difference's support is
+ * the origin: it gains over nothing, and every loop of libccd ends by its own test, with its
+ * polytope freed. EPA's answer is then the nearest element so far, still the best start on that
+ * pair; leaving libccd by longjmp instead leaks the polytope and loses EPA's start, and the
+ * other starts ended 37 % too deep there. Such a query costs 2 ms (libccd rescans the whole
+ * polytope at every expansion); 2 of 1500 in the reference run. */
+typedef struct ccd_budget {
+    int calls;
+    int spent; /* set by the first body's support, so that both answer alike */
+} ccd_budget;
 
 /* The core's supporting point in direction d. */
 static void core_support(const convex_body *b, const double d[3], double out[3]) {
@@ -339,11 +364,22 @@ static int core_distance(const convex_body *a, const convex_body *b, double far,
 
 static void ccd_support(const void *obj, const ccd_vec3_t *dir, ccd_vec3_t *out) {
     const convex_body *b = obj;
+    if (b->budget->spent) {
+        memset(out->v, 0, sizeof out->v);
+        return;
+    }
     const double *d = dir->v;
     core_support(b, d, out->v);
     double len = gf_norm(d);
     if (len > 0.0)
         gf_axpy(b->inflate / len, d, out->v);
+}
+
+/* libccd asks the first body first, then the second for the opposite direction. */
+static void ccd_support1(const void *obj, const ccd_vec3_t *dir, ccd_vec3_t *out) {
+    const convex_body *a = obj;
+    a->budget->spent = ++a->budget->calls > CCD_SUPPORTS;
+    ccd_support(obj, dir, out);
 }
 
 static void ccd_center(const void *obj, ccd_vec3_t *c) {
@@ -533,7 +569,7 @@ static gf_status penetration(convex_body *a, convex_body *b, double n[3], double
     ccd_t ccd;
     CCD_INIT(&ccd);
     ccd.first_dir = ccd_first_dir;
-    ccd.support1 = ccd_support;
+    ccd.support1 = ccd_support1;
     ccd.support2 = ccd_support;
     ccd.center1 = ccd_center;
     ccd.center2 = ccd_center;
@@ -541,16 +577,21 @@ static gf_status penetration(convex_body *a, convex_body *b, double n[3], double
     ccd.epa_tolerance = EPA_TOLERANCE;
     ccd.mpr_tolerance = MPR_TOLERANCE;
 
-    double best = -INFINITY;
-    ccd_vec3_t sep = {{0.0, 0.0, 0.0}};
-    int res = ccdGJKSeparate(a, b, &ccd, &sep);
+    ccd_budget budget = {0, 0};
+    a->budget = b->budget = &budget;
+    ccd_vec3_t sep = {{0.0, 0.0, 0.0}}, dir, pos;
+    int res = ccdGJKSeparate(a, b, &ccd, &sep), mpr = -1;
+    ccd_real_t depth;
+    budget = (ccd_budget){0, 0};
+    if (res == 0 || res == -1)
+        mpr = ccdMPRPenetration(a, b, &ccd, &depth, &dir, &pos);
+    a->budget = b->budget = NULL;
     if (res != 0 && res != -1)
         return GF_ERROR(GF_ERR_MEMORY, "libccd's GJK/EPA failed (code %d): out of memory", res);
+    double best = -INFINITY;
     if (res == 0)
         try_normal(a, b, sep.v, n, &best);
-    ccd_real_t depth;
-    ccd_vec3_t dir, pos;
-    if (ccdMPRPenetration(a, b, &ccd, &depth, &dir, &pos) == 0)
+    if (mpr == 0)
         try_normal(a, b, dir.v, n, &best);
     double centres[3] = {a->x[0] - b->x[0], a->x[1] - b->x[1], a->x[2] - b->x[2]};
     try_normal(a, b, centres, n, &best);
@@ -589,6 +630,7 @@ static gf_status body_setup(const gf_body_pose *p, const double origin[3], doubl
                             convex_body *b) {
     const double *dim = p->shape->dim;
     b->shape = p->shape;
+    b->budget = NULL;
     b->scale = scale;
     b->half = 0.0;
     b->radius = 0.0;

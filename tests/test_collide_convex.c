@@ -5,8 +5,11 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "collide_internal.h"
 #include "granflow/vec.h"
@@ -578,6 +581,79 @@ static void test_gjk_flat_simplex(void **state) {
     GF_ASSERT_NEAR(c[0].gap, dist, 1e-9);
 }
 
+/* gf_collide_convex in a child process that gets `seconds` to answer: a test of a pair that once
+ * hung fails instead of hanging. Returns the number of points written to c. */
+static int collide_in_time(body *a, body *b, double margin, unsigned seconds,
+                           gf_contact_point c[GF_MANIFOLD_MAX]) {
+    struct {
+        gf_status st;
+        int n;
+        gf_contact_point c[GF_MANIFOLD_MAX];
+    } r;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        alarm(seconds);
+        memset(&r, 0, sizeof r);
+        r.st = gf_collide_convex(pose(a), pose(b), margin, r.c, &r.n);
+        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], &r, sizeof r);
+    close(fd[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        fail_msg("the contact test %s (signal %d)",
+                 WTERMSIG(status) == SIGALRM ? "did not finish in time" : "crashed",
+                 WTERMSIG(status));
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == (ssize_t)sizeof r);
+    assert_int_equal(r.st, GF_OK);
+    check_common(r.c, r.n, margin);
+    memcpy(c, r.c, sizeof r.c);
+    return r.n;
+}
+
+/* A box standing on the floor against a cylindrical pillar that also stands on it, so the
+ * bodies' bottom faces are coplanar to round-off, and a vertical edge of the box just touches
+ * the pillar's side (configs/reference.cfg, step 1795; the poses as they were, in metres).
+ * libccd 2.1's EPA then never ended: its polytope folded on the box edge (rounded by the
+ * inflation), the face nearest the origin lay inside the Minkowski difference, and the support
+ * point along it, a vertex already on the polytope, was added again at every iteration. */
+static void test_epa_folded_polytope(void **state) {
+    (void)state;
+    const double xa[3] = {0.080470375545094258, 0.01146651380969586, 0.0019999993993346904};
+    const double qa[4] = {0.80616050057447475, 2.8737418629964104e-08, -1.1207138265718071e-07,
+                          0.59169692183878997};
+    const double xb[3] = {0.080000000000000002, 0.02, 0.02};
+    body a, b;
+    body_set(&a, gf_shape_box(0.004, 0.003, 0.002), xa, qa);
+    body_set(&b, gf_shape_cylinder(0.004, 0.02), xb, q_id);
+    double size = size_of(&a) + size_of(&b);
+    gf_contact_point c[GF_MANIFOLD_MAX];
+    int n = collide_in_time(&a, &b, 0.00040566605262899806, 10, c);
+    assert_true(n >= 1);
+    double nref[3], ref = bf_dirs(&a, &b, c[0].n, nref);
+    print_message("gap %.10g, brute force %.10g; normal (%.9f %.9f %.9f) vs (%.9f %.9f %.9f)\n",
+                  min_gap(c, n), ref, c[0].n[0], c[0].n[1], c[0].n[2], nref[0], nref[1], nref[2]);
+    GF_ASSERT_NEAR(min_gap(c, n), ref, 1e-7 * size);
+    for (int k = 0; k < 3; ++k)
+        GF_ASSERT_NEAR(c[0].n[k], nref[k], 1e-6);
+    /* in plan the pillar's axis lies beyond the box's corner (+x, +y): the normal is the radius
+     * through that vertical edge, the gap its distance from the axis less the radius (the box is
+     * tilted by 1e-7, which moves its edge by less than 1e-9 over its height) */
+    const double corner[3] = {0.004, 0.003, 0.0};
+    double e[3];
+    to_world(&a, corner, e);
+    double radial[3] = {e[0] - xb[0], e[1] - xb[1], 0.0}, dist = gf_norm(radial);
+    GF_ASSERT_NEAR(min_gap(c, n), dist - 0.004, 1e-9);
+    for (int k = 0; k < 3; ++k)
+        GF_ASSERT_NEAR(c[0].n[k], radial[k] / dist, 1e-6);
+}
+
 /* ---- configurations computed by hand --------------------------------------------------------- */
 
 static const double ez[3] = {0.0, 0.0, 1.0};
@@ -1061,6 +1137,7 @@ int main(void) {
         cmocka_unit_test(test_gaps_overlapping),
         cmocka_unit_test(test_gaps_deep_overlap),
         cmocka_unit_test(test_gjk_flat_simplex),
+        cmocka_unit_test(test_epa_folded_polytope),
         cmocka_unit_test(test_cylinder_lying_on_box),
         cmocka_unit_test(test_cylinder_standing_on_box),
         cmocka_unit_test(test_cylinders_side_by_side),
