@@ -223,6 +223,48 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
     return GF_OK;
 }
 
+/* How deep a sphere at x of radius r reaches into mesh k's surface (0 when clear). */
+static double mesh_sphere_overlap(const gf_walls *w, size_t k, const double x[3], double r) {
+    if (!gf_walls_mesh_overlap(w, k, x, r))
+        return 0.0;
+    double d[3], local[3];
+    for (int i = 0; i < 3; ++i)
+        d[i] = x[i] - w->mesh_x[k][i];
+    gf_quat_rotate_inv(w->mesh_q[k], d, local);
+    gf_trimesh_hit hits[GF_TRIMESH_HITS_MAX];
+    int count = 0;
+    int32_t *buf = NULL;
+    size_t cap = 0;
+    gf_status st = gf_trimesh_query(w->mesh[k], local, r, hits, &count, &buf, &cap);
+    free(buf);
+    if (st != GF_OK) {
+        gf_error_clear();
+        return r; /* undecided: as deep as can be */
+    }
+    return count > 0 ? r - hits[0].dist : 0.0;
+}
+
+/* The overlap of a body with mesh k: exact for spheres and clumps (their member spheres against
+ * the surface), for other shapes that of the bounding sphere (they make no contacts with meshes,
+ * so they must stay clear of them). */
+static double mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k, double r) {
+    const gf_shape *s = pose->shape;
+    if (s->type != GF_SHAPE_CLUMP)
+        return mesh_sphere_overlap(w, k, pose->x, s->type == GF_SHAPE_SPHERE ? s->dim[0] : r);
+    const gf_clump *cl = &pose->clumps->item[s->clump];
+    double depth = 0.0;
+    for (int j = 0; j < cl->count; ++j) {
+        double rel[3], off[3], c[3];
+        for (int e = 0; e < 3; ++e)
+            rel[e] = s->dim[0] * cl->centre[j][e];
+        gf_quat_rotate(pose->q, rel, off);
+        for (int e = 0; e < 3; ++e)
+            c[e] = pose->x[e] + off[e];
+        depth = fmax(depth, mesh_sphere_overlap(w, k, c, s->dim[0] * cl->radius[j]));
+    }
+    return depth;
+}
+
 gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
                                  int *which) {
     *depth = 0.0;
@@ -248,7 +290,33 @@ gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, do
             *which = body;
         }
     }
+    for (size_t k = 0; k < w->nmesh; ++k) {
+        double d = mesh_overlap(pose, w, k, r);
+        if (d > *depth) {
+            *depth = d;
+            *which = GF_MESH_BASE + (int)k;
+        }
+    }
     return GF_OK;
+}
+
+int gf_bodies_blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *clumps) {
+    if (!gf_walls_overlap(w, rec->x, rec->radius))
+        return 0;
+    if (rec->shape.type == GF_SHAPE_SPHERE)
+        return 1;
+    gf_body_pose pose = {&rec->shape,
+                         clumps,
+                         {rec->x[0], rec->x[1], rec->x[2]},
+                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]}};
+    double depth;
+    int which;
+    if (gf_bodies_wall_overlap(&pose, w, &depth, &which) != GF_OK) {
+        gf_error_clear(); /* undecided: blocked, alike on every rank */
+        return 1;
+    }
+    return depth > gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
+                                               rec->radius);
 }
 
 gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, const gf_clumps *clumps,

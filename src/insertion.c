@@ -460,27 +460,6 @@ static int grid_overlaps(const body_grid *g, const gf_particle *a, const gf_clum
     return 0;
 }
 
-/* Whether the candidate overlaps a wall or an obstacle: the bounding sphere decides when it is
- * clear, the exact shape otherwise. */
-static int wall_blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *clumps) {
-    if (!gf_walls_overlap(w, rec->x, rec->radius))
-        return 0;
-    if (rec->shape.type == GF_SHAPE_SPHERE)
-        return 1;
-    gf_body_pose pose = {&rec->shape,
-                         clumps,
-                         {rec->x[0], rec->x[1], rec->x[2]},
-                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]}};
-    double depth;
-    int which;
-    if (gf_bodies_wall_overlap(&pose, w, &depth, &which) != GF_OK) {
-        gf_error_clear();
-        return 1;
-    }
-    return depth > gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
-                                               rec->radius);
-}
-
 /* This rank's owned particles whose bounding sphere (periodic images included) reaches into the
  * region's bounds. */
 static gf_status near_particles(const gf_insertion *s, const gf_decomp *decomp,
@@ -572,7 +551,7 @@ static gf_status event(gf_insertion *s, double time, double due, const gf_walls 
             st = gf_par_allreduce_i64(par, flag, (int)batch, GF_PAR_MAX);
         for (int64_t c = 0; c < batch && st == GF_OK && !satisfied(s, due); ++c) {
             gf_particle *rec = &cand[c];
-            if (flag[c] || wall_blocked(w, rec, s->clumps) ||
+            if (flag[c] || gf_bodies_blocked(w, rec, s->clumps) ||
                 grid_overlaps(&accepted, rec, s->clumps))
                 continue;
             placed b = {{rec->x[0], rec->x[1], rec->x[2]},

@@ -115,27 +115,6 @@ static void draw_particle(const gf_shape_mix *mix, const gf_clumps *clumps, cons
     memcpy(rec->q, q, sizeof rec->q);
 }
 
-/* Whether the particle would overlap a wall or an obstacle (touching is not overlapping). The
- * bounding sphere decides when it is clear, the exact shape otherwise. */
-static int blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *clumps) {
-    if (!gf_walls_overlap(w, rec->x, rec->radius))
-        return 0;
-    if (rec->shape.type == GF_SHAPE_SPHERE)
-        return 1;
-    gf_body_pose pose = {&rec->shape,
-                         clumps,
-                         {rec->x[0], rec->x[1], rec->x[2]},
-                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]}};
-    double depth;
-    int which;
-    if (gf_bodies_wall_overlap(&pose, w, &depth, &which) != GF_OK) {
-        gf_error_clear(); /* undecided: leave the site empty, alike on every rank */
-        return 1;
-    }
-    return depth > gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
-                                               rec->radius);
-}
-
 /* Whether the site at x is blocked by a wall or an obstacle. Only a site the largest particle of
  * the mixture could reach from there needs its particle: then it is drawn into rec (*drawn 1),
  * so that the interior sites of a large lattice, which every rank visits, cost no draw. */
@@ -146,7 +125,7 @@ static int site_blocked(const gf_lattice *l, const gf_materials *m, const gf_wal
         return 0;
     draw_particle(&l->mix, l->clumps, m, key, (uint64_t)index, x, rec);
     *drawn = 1;
-    return blocked(w, rec, l->clumps);
+    return gf_bodies_blocked(w, rec, l->clumps);
 }
 
 /* Visits the lattice sites clear of walls and obstacles (the domain's walls only touch the

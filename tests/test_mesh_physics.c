@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/bodies.h"
 #include "granflow/sim.h"
 #include "granflow/trimesh.h"
 #include "granflow/vec.h"
@@ -244,11 +245,58 @@ static void test_nothing_escapes_a_closed_mesh(void **state) {
     gf_sim_free(&sim);
 }
 
+/* Generators leave out particles overlapping a mesh: spheres and clumps by their spheres,
+ * other shapes (which make no contacts with meshes) by their bounding sphere. */
+static void test_placements_clear_of_meshes(void **state) {
+    (void)state;
+    gf_walls w;
+    gf_walls_init(&w);
+    const double c[3] = {0, 0, 0}, n[3] = {0, 0, 1}, e[3] = {1, 0, 0}, zero[3] = {0, 0, 0};
+    double *soup;
+    size_t nt;
+    GF_ASSERT_OK(gf_trimesh_rectangle(c, n, e, 1.0, 1.0, 0.25, &soup, &nt));
+    GF_ASSERT_OK(gf_walls_add_mesh(&w, nt, soup, c, zero, zero, 0));
+    free(soup);
+    gf_clumps clumps;
+    gf_clumps_init(&clumps);
+    const double centres[2][3] = {{-0.01, 0.0, 0.0}, {0.01, 0.0, 0.0}};
+    const double radii[2] = {0.005, 0.005};
+    gf_clump cl;
+    GF_ASSERT_OK(gf_clump_make(2, centres, radii, &cl));
+    int32_t ci;
+    GF_ASSERT_OK(gf_clumps_add(&clumps, &cl, &ci));
+    gf_particle rec;
+    /* A sphere 4.9 mm above the plate (radius 5 mm) overlaps it; 5.1 mm above does not. */
+    const double lo[3] = {0.1, 0.1, 0.0049}, hi[3] = {0.1, 0.1, 0.0051};
+    gf_particle_make_sphere(&rec, 1, lo, 0.005, 1000.0, 0);
+    assert_true(gf_bodies_blocked(&w, &rec, &clumps));
+    gf_particle_make_sphere(&rec, 1, hi, 0.005, 1000.0, 0);
+    assert_false(gf_bodies_blocked(&w, &rec, &clumps));
+    /* A dumbbell tilted 45 degrees about y: its lower sphere reaches 0.00707 below its centre. */
+    const gf_shape s = gf_shape_clump(ci, 1.0);
+    const double x1[3] = {0.2, 0.2, 0.0120}, x2[3] = {0.2, 0.2, 0.0122};
+    const double q[4] = {cos(M_PI / 8.0), 0.0, sin(M_PI / 8.0), 0.0};
+    gf_particle_make(&rec, 2, x1, &s, &clumps, 1000.0, 0);
+    memcpy(rec.q, q, sizeof q);
+    assert_true(gf_bodies_blocked(&w, &rec, &clumps));
+    gf_particle_make(&rec, 2, x2, &s, &clumps, 1000.0, 0);
+    memcpy(rec.q, q, sizeof q);
+    assert_false(gf_bodies_blocked(&w, &rec, &clumps));
+    /* A flat box lying 1 mm above the plate: its bounding sphere reaches into it. */
+    const gf_shape b = gf_shape_box(0.02, 0.02, 0.002);
+    const double xb[3] = {0.0, 0.0, 0.003};
+    gf_particle_make(&rec, 3, xb, &b, &clumps, 1000.0, 0);
+    assert_true(gf_bodies_blocked(&w, &rec, &clumps));
+    gf_clumps_free(&clumps);
+    gf_walls_free(&w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_rolls_in_a_turning_drum),
         cmocka_unit_test(test_meshes_match_closed_form_geometry),
         cmocka_unit_test(test_nothing_escapes_a_closed_mesh),
+        cmocka_unit_test(test_placements_clear_of_meshes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

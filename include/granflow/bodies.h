@@ -50,11 +50,17 @@ int32_t gf_bodies_clump_index(gf_config_block *root, const char *name);
 gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
                                const char *def, gf_shape *s);
 
-/* The deepest overlap of a body with the walls and obstacles of `w`: *depth (0 when clear) and
- * *which, the index gf_walls_body takes of the deepest (a wall, GF_BOX_BASE + box, GF_CYL_BASE +
- * cylinder), -1 when clear. */
+/* The deepest overlap of a body with the walls, obstacles and meshes of `w`: *depth (0 when
+ * clear) and *which, the geometry body of the deepest (a wall, GF_BOX_BASE + box, GF_CYL_BASE +
+ * cylinder, GF_MESH_BASE + mesh), -1 when clear. Against a mesh a body other than a sphere or a
+ * clump counts with its bounding sphere. */
 gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
                                  int *which);
+
+/* Whether a particle placed by a generator would overlap a wall, an obstacle or a mesh: its
+ * bounding sphere decides when it is clear, the exact shape otherwise (an undecided test counts
+ * as blocked); touching is not overlapping. */
+int gf_bodies_blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps *clumps);
 
 /* Reads the Body blocks and checks each against the domain [lo, hi] (periodic axes excepted),
  * the walls and obstacles and every other body: a body overlapping any of them is refused,
