@@ -223,34 +223,13 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
     return GF_OK;
 }
 
-/* How deep a sphere at x of radius r reaches into mesh k's surface (0 when clear). */
-static double mesh_sphere_overlap(const gf_walls *w, size_t k, const double x[3], double r) {
-    if (!gf_walls_mesh_overlap(w, k, x, r))
-        return 0.0;
-    double d[3], local[3];
-    for (int i = 0; i < 3; ++i)
-        d[i] = x[i] - w->mesh_x[k][i];
-    gf_quat_rotate_inv(w->mesh_q[k], d, local);
-    gf_trimesh_hit hits[GF_TRIMESH_HITS_MAX];
-    int count = 0;
-    int32_t *buf = NULL;
-    size_t cap = 0;
-    gf_status st = gf_trimesh_query(w->mesh[k], local, r, hits, &count, &buf, &cap);
-    free(buf);
-    if (st != GF_OK) {
-        gf_error_clear();
-        return r; /* undecided: as deep as can be */
-    }
-    return count > 0 ? r - hits[0].dist : 0.0;
-}
-
 /* The overlap of a body with mesh k: exact for spheres and clumps (their member spheres against
  * the surface), for other shapes that of the bounding sphere (they make no contacts with meshes,
  * so they must stay clear of them). */
 static double mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k, double r) {
     const gf_shape *s = pose->shape;
     if (s->type != GF_SHAPE_CLUMP)
-        return mesh_sphere_overlap(w, k, pose->x, s->type == GF_SHAPE_SPHERE ? s->dim[0] : r);
+        return gf_walls_mesh_depth(w, k, pose->x, s->type == GF_SHAPE_SPHERE ? s->dim[0] : r);
     const gf_clump *cl = &pose->clumps->item[s->clump];
     double depth = 0.0;
     for (int j = 0; j < cl->count; ++j) {
@@ -260,7 +239,7 @@ static double mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k
         gf_quat_rotate(pose->q, rel, off);
         for (int e = 0; e < 3; ++e)
             c[e] = pose->x[e] + off[e];
-        depth = fmax(depth, mesh_sphere_overlap(w, k, c, s->dim[0] * cl->radius[j]));
+        depth = fmax(depth, gf_walls_mesh_depth(w, k, c, s->dim[0] * cl->radius[j]));
     }
     return depth;
 }

@@ -105,12 +105,24 @@ double gf_walls_max_speed(const gf_walls *w) {
     return s;
 }
 
-int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r) {
-    double d[3], local[3];
+/* Mesh k's frame coordinates of the world point x. */
+static void to_mesh(const gf_walls *w, size_t k, const double x[3], double local[3]) {
+    double d[3];
     for (int i = 0; i < 3; ++i)
         d[i] = x[i] - w->mesh_x[k][i];
     gf_quat_rotate_inv(w->mesh_q[k], d, local);
+}
+
+int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r) {
+    double local[3];
+    to_mesh(w, k, x, local);
     return gf_trimesh_overlap(w->mesh[k], local, r);
+}
+
+double gf_walls_mesh_depth(const gf_walls *w, size_t k, const double x[3], double r) {
+    double local[3];
+    to_mesh(w, k, x, local);
+    return gf_trimesh_depth(w->mesh[k], local, r);
 }
 
 void gf_walls_advance_meshes(gf_walls *w, double dt) {

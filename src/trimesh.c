@@ -164,6 +164,11 @@ static void tri_box(const gf_trimesh *m, size_t t, double lo[3], double hi[3]) {
     }
 }
 
+/* The grid cell (i, j, k) as an index of cell_start. */
+static size_t cell_index(const gf_trimesh *m, int i, int j, int k) {
+    return ((size_t)k * (size_t)m->ncell[1] + (size_t)j) * (size_t)m->ncell[0] + (size_t)i;
+}
+
 static int cell_of(const gf_trimesh *m, int d, double x) {
     double f = floor((x - m->lo[d]) / m->cell);
     return f < 0.0 ? 0 : (f >= m->ncell[d] ? m->ncell[d] - 1 : (int)f);
@@ -227,9 +232,7 @@ static gf_status build_grid(gf_trimesh *m) {
             for (int i = a[0]; i <= b[0]; ++i)
                 for (int j = a[1]; j <= b[1]; ++j)
                     for (int k = a[2]; k <= b[2]; ++k) {
-                        size_t c =
-                            ((size_t)k * (size_t)m->ncell[1] + (size_t)j) * (size_t)m->ncell[0] +
-                            (size_t)i;
+                        size_t c = cell_index(m, i, j, k);
                         if (pass == 0)
                             m->cell_start[c + 1]++;
                         else
@@ -397,8 +400,7 @@ static gf_status candidates(const gf_trimesh *m, const double x[3], double reach
     for (int i = a[0]; i <= b[0]; ++i)
         for (int j = a[1]; j <= b[1]; ++j)
             for (int k = a[2]; k <= b[2]; ++k) {
-                size_t c =
-                    ((size_t)k * (size_t)m->ncell[1] + (size_t)j) * (size_t)m->ncell[0] + (size_t)i;
+                size_t c = cell_index(m, i, j, k);
                 for (int32_t s = m->cell_start[c]; s < m->cell_start[c + 1]; ++s) {
                     int32_t t = m->cell_tri[s], seen = 0;
                     for (size_t u = 0; u < *n && !seen; ++u)
@@ -474,28 +476,31 @@ gf_status gf_trimesh_query(const gf_trimesh *m, const double x[3], double reach,
     return GF_OK;
 }
 
-int gf_trimesh_overlap(const gf_trimesh *m, const double x[3], double r) {
-    double tol = gf_geometry_touch_tolerance(fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + m->size + r);
+double gf_trimesh_depth(const gf_trimesh *m, const double x[3], double r) {
     for (int d = 0; d < 3; ++d)
         if (x[d] + r < m->lo[d] || x[d] - r > m->hi[d])
-            return 0;
+            return 0.0;
     int a[3], b[3];
     for (int d = 0; d < 3; ++d) {
         a[d] = cell_of(m, d, x[d] - r);
         b[d] = cell_of(m, d, x[d] + r);
     }
+    double nearest = r;
     for (int i = a[0]; i <= b[0]; ++i)
         for (int j = a[1]; j <= b[1]; ++j)
             for (int k = a[2]; k <= b[2]; ++k) {
-                size_t c =
-                    ((size_t)k * (size_t)m->ncell[1] + (size_t)j) * (size_t)m->ncell[0] + (size_t)i;
+                size_t c = cell_index(m, i, j, k);
                 for (int32_t s = m->cell_start[c]; s < m->cell_start[c + 1]; ++s) {
                     double q[3];
                     gf_trimesh_closest(m, (size_t)m->cell_tri[s], x, q);
                     double d[3] = {x[0] - q[0], x[1] - q[1], x[2] - q[2]};
-                    if (gf_norm(d) < r - tol)
-                        return 1;
+                    nearest = fmin(nearest, gf_norm(d));
                 }
             }
-    return 0;
+    return r - nearest;
+}
+
+int gf_trimesh_overlap(const gf_trimesh *m, const double x[3], double r) {
+    double tol = gf_geometry_touch_tolerance(fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + m->size + r);
+    return gf_trimesh_depth(m, x, r) > tol;
 }

@@ -112,6 +112,8 @@ double gf_walls_max_speed(const gf_walls *w);
 gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m);
 /* Whether a sphere at x of radius r overlaps mesh k (touching is not overlapping). */
 int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r);
+/* How deep a sphere at x of radius r reaches into mesh k (0 when clear). */
+double gf_walls_mesh_depth(const gf_walls *w, size_t k, const double x[3], double r);
 /* Moves and turns the meshes by dt (gf_walls_advance calls it). */
 void gf_walls_advance_meshes(gf_walls *w, double dt);
 

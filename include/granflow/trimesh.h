@@ -74,6 +74,9 @@ gf_status gf_trimesh_query(const gf_trimesh *m, const double x[3], double reach,
  * k - 1), 4..6 vertex k - 4. */
 int gf_trimesh_closest(const gf_trimesh *m, size_t t, const double x[3], double q[3]);
 
+/* How deep a sphere at x (mesh frame) of radius r reaches into the surface: r less its distance
+ * from the nearest triangle, 0 when clear. */
+double gf_trimesh_depth(const gf_trimesh *m, const double x[3], double r);
 /* Whether a sphere at x (mesh frame) of radius r overlaps the surface (touching is not
  * overlapping, up to rounding). */
 int gf_trimesh_overlap(const gf_trimesh *m, const double x[3], double r);
