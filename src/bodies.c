@@ -226,12 +226,34 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
 /* The overlap of a body with mesh k: exact for spheres and clumps (their member spheres against
  * the surface), for other shapes that of the bounding sphere (they make no contacts with meshes,
  * so they must stay clear of them). */
-static double mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k, double r) {
+static gf_status deepest(void *ctx, int32_t key, const gf_contact_point *p) {
+    (void)key;
+    double *depth = ctx;
+    *depth = fmax(*depth, -p->gap);
+    return GF_OK;
+}
+
+/* How deep the placed body reaches into mesh k: spheres and clumps by their spheres, other
+ * shapes by their contacts with the mesh's triangles. */
+static gf_status mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k, double r,
+                              double *depth) {
     const gf_shape *s = pose->shape;
-    if (s->type != GF_SHAPE_CLUMP)
-        return gf_walls_mesh_depth(w, k, pose->x, s->type == GF_SHAPE_SPHERE ? s->dim[0] : r);
+    *depth = 0.0;
+    if (s->type == GF_SHAPE_SPHERE) {
+        *depth = gf_walls_mesh_depth(w, k, pose->x, s->dim[0]);
+        return GF_OK;
+    }
+    if (s->type != GF_SHAPE_CLUMP) {
+        if (gf_walls_mesh_depth(w, k, pose->x, r) <= 0.0)
+            return GF_OK; /* its bounding sphere is clear */
+        int32_t *tri = NULL;
+        size_t cap = 0;
+        gf_status st = gf_collide_mesh(pose, w->mesh[k], w->mesh_x[k], w->mesh_q[k], 0.0, &tri,
+                                       &cap, deepest, depth);
+        free(tri);
+        return st;
+    }
     const gf_clump *cl = &pose->clumps->item[s->clump];
-    double depth = 0.0;
     for (int j = 0; j < cl->count; ++j) {
         double rel[3], off[3], c[3];
         for (int e = 0; e < 3; ++e)
@@ -239,9 +261,9 @@ static double mesh_overlap(const gf_body_pose *pose, const gf_walls *w, size_t k
         gf_quat_rotate(pose->q, rel, off);
         for (int e = 0; e < 3; ++e)
             c[e] = pose->x[e] + off[e];
-        depth = fmax(depth, gf_walls_mesh_depth(w, k, c, s->dim[0] * cl->radius[j]));
+        *depth = fmax(*depth, gf_walls_mesh_depth(w, k, c, s->dim[0] * cl->radius[j]));
     }
-    return depth;
+    return GF_OK;
 }
 
 gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
@@ -270,7 +292,8 @@ gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, do
         }
     }
     for (size_t k = 0; k < w->nmesh; ++k) {
-        double d = mesh_overlap(pose, w, k, r);
+        double d;
+        GF_TRY(mesh_overlap(pose, w, k, r, &d));
         if (d > *depth) {
             *depth = d;
             *which = GF_MESH_BASE + (int)k;

@@ -724,6 +724,7 @@ static const struct {
             [GF_SHAPE_CYLINDER] = {pair_convex, 0},
             [GF_SHAPE_CLUMP] = {pair_clump_any, 1},
             [GF_SHAPE_PLANE] = {pair_box_plane, 0},
+            [GF_SHAPE_TRIANGLE] = {pair_convex, 0},
         },
     [GF_SHAPE_CAPSULE] =
         {
@@ -733,6 +734,7 @@ static const struct {
             [GF_SHAPE_CYLINDER] = {pair_convex, 0},
             [GF_SHAPE_CLUMP] = {pair_clump_any, 1},
             [GF_SHAPE_PLANE] = {pair_capsule_plane, 0},
+            [GF_SHAPE_TRIANGLE] = {pair_convex, 0},
         },
     [GF_SHAPE_CYLINDER] =
         {
@@ -742,6 +744,7 @@ static const struct {
             [GF_SHAPE_CYLINDER] = {pair_convex, 0},
             [GF_SHAPE_CLUMP] = {pair_clump_any, 1},
             [GF_SHAPE_PLANE] = {pair_cylinder_plane, 0},
+            [GF_SHAPE_TRIANGLE] = {pair_convex, 0},
         },
     [GF_SHAPE_CLUMP] =
         {
@@ -760,6 +763,14 @@ static const struct {
             [GF_SHAPE_CYLINDER] = {pair_cylinder_plane, 1},
             [GF_SHAPE_CLUMP] = {pair_clump_any, 1},
             [GF_SHAPE_PLANE] = {NULL, 0},
+        },
+    /* Triangles are the pieces of meshes that boxes, capsules and cylinders meet (spheres and
+     * clumps meet meshes through the mesh's own closest-point query). */
+    [GF_SHAPE_TRIANGLE] =
+        {
+            [GF_SHAPE_BOX] = {pair_convex, 1},
+            [GF_SHAPE_CAPSULE] = {pair_convex, 1},
+            [GF_SHAPE_CYLINDER] = {pair_convex, 1},
         },
 };
 

@@ -397,6 +397,29 @@ static void ccd_first_dir(const void *o1, const void *o2, ccd_vec3_t *dir) {
         dir->v[0] = 1.0;
 }
 
+/* A triangle's supporting point jumps where two corners are equally far along d, that is
+ * across the directions normal to the edge between them, when those two are its farthest: the
+ * ridge axes are those edges (both at once when d is along the face normal). u is d in the body
+ * frame. */
+static int triangle_ridges(const convex_body *b, const double u[3], double out[][3]) {
+    double v[3][3], h[3];
+    gf_shape_triangle_corners(b->shape, v);
+    for (int k = 0; k < 3; ++k)
+        h[k] = gf_dot(v[k], u);
+    int n = 0;
+    for (int k = 0; k < 3; ++k) {
+        int i = k, j = (k + 1) % 3, o = (k + 2) % 3;
+        double e[3] = {v[j][0] - v[i][0], v[j][1] - v[i][1], v[j][2] - v[i][2]};
+        double len = gf_norm(e);
+        if (fabs(h[j] - h[i]) > RIDGE_SIN * len || fmin(h[i], h[j]) < h[o] - RIDGE_SIN * len)
+            continue;
+        for (int d = 0; d < 3; ++d)
+            e[d] /= len;
+        gf_quat_rotate(b->q, e, out[n++]);
+    }
+    return n;
+}
+
 /* The world axes that body b's supporting point in the unit direction d jumps across: a box's
  * axes and a cylinder's or capsule's axis that d is within RIDGE_SIN of perpendicular to. The
  * supporting-plane gap has a ridge there (a face or an edge is extreme), which gradient steps
@@ -404,6 +427,8 @@ static void ccd_first_dir(const void *o1, const void *o2, ccd_vec3_t *dir) {
 static int ridge_axes(const convex_body *b, const double d[3], double out[][3]) {
     double u[3];
     gf_quat_rotate_inv(b->q, d, u);
+    if (b->core == CORE_SOLID && b->shape->type == GF_SHAPE_TRIANGLE)
+        return triangle_ridges(b, u, out);
     int n = 0, box = b->core == CORE_SOLID && b->shape->type == GF_SHAPE_BOX;
     for (int k = b->core == CORE_POINT ? 3 : 0; k < 3; ++k) {
         if (!box && k != 2)
@@ -647,6 +672,7 @@ static gf_status body_setup(const gf_body_pose *p, const double origin[3], doubl
         break;
     case GF_SHAPE_BOX:
     case GF_SHAPE_CYLINDER:
+    case GF_SHAPE_TRIANGLE:
         b->core = CORE_SOLID;
         break;
     default:

@@ -286,6 +286,36 @@ static gf_status sphere_mesh(const gf_particles *p, const gf_walls *w, const gf_
     return GF_OK;
 }
 
+/* Where a convex body's mesh contacts go: the pair (particle i, mesh body). */
+typedef struct {
+    gf_contacts *out;
+    const gf_particles *p;
+    size_t i;
+    int body;
+    double mu;
+} mesh_push_ctx;
+
+static gf_status mesh_push(void *ctx, int32_t key, const gf_contact_point *cp) {
+    const mesh_push_ctx *c = ctx;
+    const double ci[3] = {c->p->x[0][c->i], c->p->x[1][c->i], c->p->x[2][c->i]};
+    return contacts_push_point(c->out, c->p, (int32_t)c->i, -1 - c->body, key, cp->n, cp->p, ci,
+                               NULL, cp->gap, c->mu);
+}
+
+/* A box, capsule or cylinder (particle i, shape s) against mesh k (after the bounding test). */
+static gf_status convex_mesh(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                             size_t i, const gf_shape *s, size_t k, double margin, gf_linkcells *lc,
+                             gf_contacts *out) {
+    gf_body_pose pa;
+    gf_particles_pose(p, i, s, &pa);
+    int body = GF_MESH_BASE + (int)k;
+    mesh_push_ctx ctx = {out, p, i, body, m->friction[p->material[i]][w->material[body]]};
+    gf_status st = gf_collide_mesh(&pa, w->mesh[k], w->mesh_x[k], w->mesh_q[k], margin, &lc->tri,
+                                   &lc->captri, mesh_push, &ctx);
+    return gf_error_context(st, "contact of particle %lld, a %s, with mesh %zu",
+                            (long long)p->id[i], gf_shape_name((gf_shape_type)s->type), k);
+}
+
 static gf_status mesh_contacts(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                                size_t i, double margin, gf_linkcells *lc, gf_contacts *out) {
     const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
@@ -301,20 +331,8 @@ static gf_status mesh_contacts(const gf_particles *p, const gf_walls *w, const g
             continue;
         gf_shape s = gf_particles_shape(p, i);
         if (s.type != GF_SHAPE_CLUMP) {
-            /* Refused only when its bounding sphere does come near the surface. */
-            double local[3];
-            gf_quat_rotate_inv(w->mesh_q[k], d, local);
-            gf_trimesh_hit hits[GF_TRIMESH_HITS_MAX];
-            int count = 0;
-            GF_TRY(gf_trimesh_query(w->mesh[k], local, p->radius[i] + margin, hits, &count,
-                                    &lc->tri, &lc->captri));
-            if (count == 0)
-                continue;
-            return GF_ERROR(GF_ERR_UNSUPPORTED,
-                            "particle %lld, a %s, is within %g m of mesh %zu: meshes make "
-                            "contacts with spheres and clumps only so far",
-                            (long long)p->id[i], gf_shape_name((gf_shape_type)s.type),
-                            hits[0].dist - p->radius[i], k);
+            GF_TRY(convex_mesh(p, w, m, i, &s, k, margin, lc, out));
+            continue;
         }
         /* A clump's members are spheres. */
         const gf_clump *cl = &p->clumps->item[s.clump];

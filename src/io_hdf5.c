@@ -1378,7 +1378,8 @@ static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t 
     else if (!(isfinite(p->radius) && p->radius > 0.0))
         snprintf(why, size, "radius %g", p->radius);
     else if (p->shape.type < 0 || p->shape.type >= GF_SHAPE_COUNT ||
-             p->shape.type == GF_SHAPE_PLANE || gf_shape_check(&p->shape, &sim->clumps) != GF_OK) {
+             gf_shape_is_static(p->shape.type) ||
+             gf_shape_check(&p->shape, &sim->clumps) != GF_OK) {
         snprintf(why, size, "an invalid shape (%s)",
                  p->shape.type >= 0 && p->shape.type < GF_SHAPE_COUNT ? gf_error_message()
                                                                       : "unknown shape type");

@@ -159,6 +159,38 @@ static void cylinder_feature(const gf_body_pose *p, const double u[3], const dou
     }
 }
 
+/* A triangle (two-sided) offers its face to directions near its normal (either side), else the
+ * edge whose corners both lie within the angle sinmax of the farthest along u, else its
+ * farthest corner. */
+static void triangle_feature(const gf_body_pose *p, const double u[3], const double d[3],
+                             double sinmax, double cosmin, feature *f) {
+    double v[3][3], h[3];
+    gf_shape_triangle_corners(p->shape, v);
+    if (fabs(u[2]) >= cosmin) {
+        for (int k = 0; k < 3; ++k)
+            to_world(p, v[k], f->v[k]);
+        f->nv = 3;
+        f->area = 0.5 * p->shape->dim[0] * p->shape->dim[2];
+        set_face_normal(f, p, 2, copysign(1.0, u[2]));
+        return;
+    }
+    for (int k = 0; k < 3; ++k)
+        h[k] = gf_dot(v[k], u);
+    int top = h[0] >= h[1] ? (h[0] >= h[2] ? 0 : 2) : (h[1] >= h[2] ? 1 : 2);
+    int next = -1;
+    for (int k = 0; k < 3; ++k) {
+        if (k == top)
+            continue;
+        double e[3] = {v[k][0] - v[top][0], v[k][1] - v[top][1], v[k][2] - v[top][2]};
+        if (h[top] - h[k] <= sinmax * gf_norm(e) && (next < 0 || h[k] > h[next]))
+            next = k;
+    }
+    if (next >= 0)
+        set_segment(f, p, v[top], v[next], 0.0, d);
+    else
+        set_point(f, p, v[top], 0.0, d);
+}
+
 /* The feature of body p facing the unit world direction d: a face whose normal is within the
  * angle of sine sinmax of d, else a segment perpendicular to d within that angle, else a point. */
 static gf_status feature_of(const gf_body_pose *p, const double d[3], double sinmax, feature *f) {
@@ -188,6 +220,9 @@ static gf_status feature_of(const gf_body_pose *p, const double d[3], double sin
         return GF_OK;
     case GF_SHAPE_CYLINDER:
         cylinder_feature(p, u, d, sinmax, cosmin, f);
+        return GF_OK;
+    case GF_SHAPE_TRIANGLE:
+        triangle_feature(p, u, d, sinmax, cosmin, f);
         return GF_OK;
     case GF_SHAPE_PLANE:
         f->nv = 1;

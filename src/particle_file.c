@@ -80,7 +80,7 @@ gf_status gf_particle_file_configure(gf_particle_file *pf, gf_config_block *root
 
 /* The shape of a particle: valid for the configuration (clump indices are its Clump blocks). */
 static gf_status check_shape(const gf_sim *sim, const gf_shape *s, const char *where) {
-    if (s->type < 0 || s->type >= GF_SHAPE_COUNT || s->type == GF_SHAPE_PLANE)
+    if (s->type < 0 || s->type >= GF_SHAPE_COUNT || gf_shape_is_static(s->type))
         return GF_ERROR(GF_ERR_INPUT,
                         "%s: shape %d is not one of 0 sphere, 1 box, 2 capsule, 3 cylinder, "
                         "4 clump",
@@ -405,7 +405,7 @@ static gf_status row_shape(const csv_reader *r, gf_shape *s) {
     long ln = r->lineno;
     const char *kind = field_of(r, C_SHAPE);
     int type = kind[0] ? gf_shape_type_from_name(kind) : GF_SHAPE_SPHERE;
-    if (type < 0 || type == GF_SHAPE_PLANE)
+    if (type < 0 || gf_shape_is_static(type))
         return GF_ERROR(GF_ERR_INPUT,
                         "%s:%ld: column shape: '%s' is not one of sphere, box, capsule, cylinder, "
                         "clump",

@@ -7,8 +7,14 @@
 
 #include "granflow/vec.h"
 
-static const char *const shape_names[GF_SHAPE_COUNT] = {"sphere",   "box",   "capsule",
-                                                        "cylinder", "clump", "plane"};
+static const char *const shape_names[GF_SHAPE_COUNT] = {"sphere", "box",   "capsule", "cylinder",
+                                                        "clump",  "plane", "triangle"};
+
+static void quat_from_matrix(const double m[3][3], double q[4]);
+
+int gf_shape_is_static(int type) {
+    return type == GF_SHAPE_PLANE || type == GF_SHAPE_TRIANGLE;
+}
 
 const char *gf_shape_name(gf_shape_type type) {
     if ((int)type < 0 || type >= GF_SHAPE_COUNT)
@@ -81,6 +87,11 @@ gf_status gf_shape_check(const gf_shape *s, const gf_clumps *clumps) {
         return check_dim(s, 0, "scale");
     }
     case GF_SHAPE_PLANE:
+        return GF_OK;
+    case GF_SHAPE_TRIANGLE:
+        if (!(isfinite(s->dim[1]) && s->dim[0] > 0.0 && s->dim[2] > 0.0 && isfinite(s->dim[0]) &&
+              isfinite(s->dim[2])))
+            return GF_ERROR(GF_ERR_INPUT, "a triangle needs finite corners and a nonzero area");
         return GF_OK;
     default:
         return GF_ERROR(GF_ERR_INPUT, "shape type %d is unknown", (int)s->type);
@@ -179,9 +190,46 @@ double gf_shape_bounding_radius(const gf_shape *s, const gf_clumps *clumps) {
         return sqrt(d[0] * d[0] + d[1] * d[1]);
     case GF_SHAPE_CLUMP:
         return clumps->item[s->clump].bounding_radius * d[0];
+    case GF_SHAPE_TRIANGLE: {
+        double v[3][3];
+        gf_shape_triangle_corners(s, v);
+        return fmax(gf_norm(v[0]), fmax(gf_norm(v[1]), gf_norm(v[2])));
+    }
     default:
         return INFINITY;
     }
+}
+
+void gf_shape_triangle_corners(const gf_shape *s, double v[3][3]) {
+    const double *d = s->dim;
+    double gx = (d[0] + d[1]) / 3.0, gy = d[2] / 3.0;
+    const double corner[3][2] = {{0.0, 0.0}, {d[0], 0.0}, {d[1], d[2]}};
+    for (int k = 0; k < 3; ++k) {
+        v[k][0] = corner[k][0] - gx;
+        v[k][1] = corner[k][1] - gy;
+        v[k][2] = 0.0;
+    }
+}
+
+gf_shape gf_shape_triangle(const double c[3][3], double centre[3], double q[4]) {
+    double e1[3], n[3], y[3], f[3];
+    for (int d = 0; d < 3; ++d) {
+        e1[d] = c[1][d] - c[0][d];
+        f[d] = c[2][d] - c[0][d];
+        centre[d] = (c[0][d] + c[1][d] + c[2][d]) / 3.0;
+    }
+    double a = gf_norm(e1);
+    for (int d = 0; d < 3; ++d)
+        e1[d] /= a;
+    gf_cross(e1, f, n);
+    double len = gf_norm(n);
+    for (int d = 0; d < 3; ++d)
+        n[d] /= len;
+    gf_cross(n, e1, y);
+    /* The rotation whose columns are e1, y, n. */
+    const double R[3][3] = {{e1[0], y[0], n[0]}, {e1[1], y[1], n[1]}, {e1[2], y[2], n[2]}};
+    quat_from_matrix(R, q);
+    return shape_make(GF_SHAPE_TRIANGLE, a, gf_dot(f, e1), gf_dot(f, y));
 }
 
 /* The unit vector along d; +z for a zero d, so that the support stays a point of the body. */
@@ -226,6 +274,16 @@ void gf_shape_support(const gf_shape *s, const gf_clumps *clumps, const double d
         out[0] = f * d[0];
         out[1] = f * d[1];
         out[2] = copysign(dim[1], d[2]);
+        return;
+    }
+    case GF_SHAPE_TRIANGLE: {
+        double v[3][3];
+        gf_shape_triangle_corners(s, v);
+        int best = 0;
+        for (int k = 1; k < 3; ++k)
+            if (gf_dot(v[k], d) > gf_dot(v[best], d))
+                best = k;
+        memcpy(out, v[best], sizeof v[best]);
         return;
     }
     case GF_SHAPE_CLUMP: {

@@ -386,9 +386,8 @@ static int32_t feature(const gf_trimesh *m, size_t t, int f, const int32_t **sha
     return (int32_t)(m->nt + m->ne) + v;
 }
 
-/* The candidate triangles of a ball (x, reach): those in the grid cells it meets, each once. */
-static gf_status candidates(const gf_trimesh *m, const double x[3], double reach, int32_t **buf,
-                            size_t *cap, size_t *n) {
+gf_status gf_trimesh_candidates(const gf_trimesh *m, const double x[3], double reach, int32_t **buf,
+                                size_t *cap, size_t *n) {
     *n = 0;
     int a[3], b[3];
     for (int d = 0; d < 3; ++d) {
@@ -423,7 +422,7 @@ gf_status gf_trimesh_query(const gf_trimesh *m, const double x[3], double reach,
                            size_t *cap) {
     *count = 0;
     size_t n = 0;
-    GF_TRY(candidates(m, x, reach, buf, cap, &n));
+    GF_TRY(gf_trimesh_candidates(m, x, reach, buf, cap, &n));
     /* Points equal to rounding of the mesh's size count as the same point. */
     const double same = 1e-12 * (m->size + fabs(x[0]) + fabs(x[1]) + fabs(x[2]));
     for (size_t u = 0; u < n; ++u) {
@@ -474,6 +473,41 @@ gf_status gf_trimesh_query(const gf_trimesh *m, const double x[3], double reach,
         hits[at] = h;
     }
     return GF_OK;
+}
+
+int32_t gf_trimesh_extreme(const gf_trimesh *m, size_t t, const double u[3], double slope,
+                           int *surface) {
+    const int32_t *c = m->tri[t];
+    double h[3];
+    for (int k = 0; k < 3; ++k)
+        h[k] = gf_dot(m->v[c[k]], u);
+    int top = h[0] >= h[1] ? (h[0] >= h[2] ? 0 : 2) : (h[1] >= h[2] ? 1 : 2);
+    const double *vt = m->v[c[top]];
+    /* Corner k is as far as the top one when it lies below it by at most `slope` per length. */
+    int level[3], nlevel = 0;
+    for (int k = 0; k < 3; ++k) {
+        double e[3] = {m->v[c[k]][0] - vt[0], m->v[c[k]][1] - vt[1], m->v[c[k]][2] - vt[2]};
+        level[k] = h[top] - h[k] <= slope * gf_norm(e);
+        nlevel += level[k];
+    }
+    /* The region as gf_trimesh_closest numbers it: 0 face, 1 + k edge from corner k, 4 + k. */
+    int f = nlevel == 3 ? 0 : nlevel == 1 ? 4 + top : (level[0] && level[1] ? 1 : level[1] ? 2 : 3);
+    const int32_t *share = NULL;
+    int nshare = 0;
+    int32_t key = feature(m, t, f, &share, &nshare);
+    *surface = 1;
+    for (int s = 0; s < nshare; ++s) {
+        size_t o = (size_t)share[s];
+        if (o == t)
+            continue;
+        for (int k = 0; k < 3; ++k) {
+            const double *w = m->v[m->tri[o][k]];
+            double e[3] = {w[0] - vt[0], w[1] - vt[1], w[2] - vt[2]};
+            if (gf_dot(w, u) - h[top] > slope * gf_norm(e))
+                *surface = 0;
+        }
+    }
+    return key;
 }
 
 double gf_trimesh_depth(const gf_trimesh *m, const double x[3], double r) {

@@ -52,8 +52,7 @@ gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const 
 
 /* The deepest overlap of a body with the walls, obstacles and meshes of `w`: *depth (0 when
  * clear) and *which, the geometry body of the deepest (a wall, GF_BOX_BASE + box, GF_CYL_BASE +
- * cylinder, GF_MESH_BASE + mesh), -1 when clear. Against a mesh a body other than a sphere or a
- * clump counts with its bounding sphere. */
+ * cylinder, GF_MESH_BASE + mesh), -1 when clear. */
 gf_status gf_bodies_wall_overlap(const gf_body_pose *pose, const gf_walls *w, double *depth,
                                  int *which);
 

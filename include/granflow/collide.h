@@ -15,6 +15,7 @@
 
 #include "granflow/error.h"
 #include "granflow/shape.h"
+#include "granflow/trimesh.h"
 
 /* The most points one pair of convex shapes yields (a face on a face is reduced to 4). */
 #define GF_MANIFOLD_MAX 4
@@ -41,6 +42,24 @@ int gf_collide_capacity(const gf_body_pose *a, const gf_body_pose *b);
  * contact function exists for (plane with plane) and GF_ERR_NUMERIC for non-finite poses. */
 gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin,
                      gf_contact_point *out, int cap, int *count);
+
+/* A contact point with a mesh and its key: the surface feature it comes through (a face t, an
+ * edge nt + e, a vertex nt + ne + v, as gf_trimesh_hit.key) times GF_MANIFOLD_MAX plus its
+ * number in that feature's manifold, the same from step to step while the contact persists. */
+typedef gf_status (*gf_collide_mesh_fn)(void *ctx, int32_t key, const gf_contact_point *point);
+
+/* The contacts of a convex body a (box, capsule, cylinder) with the triangle mesh m placed at x
+ * with orientation q (mesh frame to world): for each triangle within reach, the manifold of the
+ * pair, kept only when it is a contact of the surface and not of the lone triangle (no triangle
+ * sharing the feature it comes through reaches farther along its normal); a triangle whose
+ * contact is not kept is taken along its face normal instead (what it touches, it touches
+ * through its face: a body over a flat seam of two triangles, which alone would push it across
+ * the seam's edge). A feature several triangles share gives its contact once. `fn` receives
+ * each point (normals from the mesh towards a); tri and captri are scratch kept by the caller
+ * (freed by it). */
+gf_status gf_collide_mesh(const gf_body_pose *a, const gf_trimesh *m, const double x[3],
+                          const double q[4], double margin, int32_t **tri, size_t *captri,
+                          gf_collide_mesh_fn fn, void *ctx);
 
 /* The deepest overlap of two placed bodies, 0 if they do not overlap: for checks of placements,
  * not for the step (its buffer of the most points any pair yields is on the stack). */

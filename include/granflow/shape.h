@@ -9,7 +9,10 @@
  * frame the user gave its members in.
  *
  * Planes are static geometry only (the solid is the half-space z <= 0 of the body frame, the
- * surface normal +z); they have no mass properties. */
+ * surface normal +z); they have no mass properties. So are triangles, the pieces of a mesh that
+ * convex bodies meet: flat, in the body plane z = 0 with their centroid at the origin, corners
+ * (0, 0, 0) - g, (dim[0], 0, 0) - g, (dim[1], dim[2], 0) - g, g the centroid of those three;
+ * their support and features let the general convex contact test take them like any body. */
 #ifndef GRANFLOW_SHAPE_H
 #define GRANFLOW_SHAPE_H
 
@@ -25,6 +28,7 @@ typedef enum {
     GF_SHAPE_CYLINDER = 3, /* dim[0]: radius; dim[1]: half length (body z); flat caps */
     GF_SHAPE_CLUMP = 4,    /* dim[0]: scale applied to the clump template `clump` */
     GF_SHAPE_PLANE = 5,    /* static only: the half-space z <= 0 of the body frame */
+    GF_SHAPE_TRIANGLE = 6, /* static only: a triangle of a mesh, see gf_shape_triangle */
     GF_SHAPE_COUNT
 } gf_shape_type;
 
@@ -66,6 +70,16 @@ gf_shape gf_shape_box(double hx, double hy, double hz);
 gf_shape gf_shape_capsule(double radius, double half_length);
 gf_shape gf_shape_cylinder(double radius, double half_length);
 gf_shape gf_shape_clump(int32_t clump, double scale);
+
+/* Whether bodies of this type are static geometry only (planes, triangles): no particle is one. */
+int gf_shape_is_static(int type);
+
+/* The triangle with corners c[0], c[1], c[2] (world frame) as a shape and a pose (its centroid
+ * and orientation). Its body z axis is the normal (c1 - c0) x (c2 - c0), made unit. The corners
+ * must span a triangle of nonzero area. */
+gf_shape gf_shape_triangle(const double c[3][3], double centre[3], double q[4]);
+/* A triangle shape's corners in its body frame. */
+void gf_shape_triangle_corners(const gf_shape *s, double v[3][3]);
 
 /* Checks that the dimensions are finite and positive (and the template index valid) and names
  * the offending value in the error message. */

@@ -74,6 +74,20 @@ gf_status gf_trimesh_query(const gf_trimesh *m, const double x[3], double reach,
  * k - 1), 4..6 vertex k - 4. */
 int gf_trimesh_closest(const gf_trimesh *m, size_t t, const double x[3], double q[3]);
 
+/* The triangles whose grid cells a ball (x, reach) meets, each once (a superset of those within
+ * reach), into (*buf)[0 .. *n); *buf of *cap grown as needed. */
+gf_status gf_trimesh_candidates(const gf_trimesh *m, const double x[3], double reach, int32_t **buf,
+                                size_t *cap, size_t *n);
+
+/* The feature of triangle t farthest along the unit direction u (mesh frame): its face when its
+ * corners are equally far, else an edge or a corner, each with the tolerance `slope` (the sine
+ * of an angle) per unit of length between corners. Returns its key (as gf_trimesh_hit.key).
+ * *surface tells whether it is a feature of the surface along u: no triangle sharing it reaches
+ * farther along u (the contact through it is the surface's, not an artefact of the lone
+ * triangle). */
+int32_t gf_trimesh_extreme(const gf_trimesh *m, size_t t, const double u[3], double slope,
+                           int *surface);
+
 /* How deep a sphere at x (mesh frame) of radius r reaches into the surface: r less its distance
  * from the nearest triangle, 0 when clear. */
 double gf_trimesh_depth(const gf_trimesh *m, const double x[3], double r);
