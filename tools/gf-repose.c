@@ -25,7 +25,7 @@ static const char usage[] =
     "                  SNAPSHOT.h5 [...]\n"
     "       gf-repose heap [--centre X Y Z] [--floor H] [--flank LO HI] [common] SNAPSHOT.h5 "
     "[...]\n"
-    "  common: [-o PREFIX] [--gravity GX GY GZ] [--bin W] [--from T0] [--to T1]\n"
+    "  common: [-o PREFIX] [--gravity GX GY GZ] [--bin W] [--max-speed V] [--from T0] [--to T1]\n"
     "  The angle of repose of the free surface, per snapshot and averaged over them, in degrees\n"
     "  with its standard error; writes PREFIX.csv (per snapshot), PREFIX_profile.csv (the surface\n"
     "  profile of every snapshot) and the figure PREFIX.png with PREFIX.svg beside it (the "
@@ -56,7 +56,7 @@ static int die(const char *msg) {
 }
 
 typedef struct {
-    double *x, *r;
+    double *x, *r, max_speed;
     size_t n, cap;
 } bed;
 
@@ -74,9 +74,14 @@ static int gather(void *ctx, const gf_chunk *c) {
         b->r = r;
         b->cap = cap;
     }
-    memcpy(b->x + 3 * b->n, c->x, 3 * c->n * sizeof *b->x);
-    memcpy(b->r + b->n, c->radius, c->n * sizeof *b->r);
-    b->n += c->n;
+    for (size_t i = 0; i < c->n; ++i) {
+        const double *v = c->v + 3 * i;
+        /* Beads still falling onto a heap are not its surface. */
+        if (!(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) <= b->max_speed))
+            continue;
+        memcpy(b->x + 3 * b->n, c->x + 3 * i, 3 * sizeof *b->x);
+        b->r[b->n++] = c->radius[i];
+    }
     return 0;
 }
 
@@ -159,7 +164,8 @@ static int drum_from_config(gf_config *cfg, double point[3], double axis[3], dou
 
 typedef struct {
     int heap;
-    double gravity[3], point[3], axis[3], radius, keep, bin, centre[3], floor, lo, hi, from, to;
+    double gravity[3], point[3], axis[3], radius, keep, bin, centre[3], floor, lo, hi, from, to,
+        max_speed;
     int have_gravity, have_axis, have_point;
 } options;
 
@@ -217,7 +223,7 @@ static int measure(const char *file, options *o, double *time, size_t *count,
             radius = cr;
     }
     gf_config_destroy(cfg);
-    bed b = {0};
+    bed b = {.max_speed = o->max_speed};
     snprintf(err, sizeof err, "%s: out of memory", file); /* gather's only failure */
     int rc = gf_snapshot_scan(&s, gather, &b, err, sizeof err);
     gf_snapshot_close(&s);
@@ -226,7 +232,11 @@ static int measure(const char *file, options *o, double *time, size_t *count,
         free(b.r);
         return die(err); /* names the file */
     }
-    {
+    if (b.n == 0) {
+        snprintf(err, sizeof err, "no particles%s",
+                 isinf(o->max_speed) ? "" : " as slow as --max-speed");
+        rc = -1;
+    } else {
         if (o->heap) {
             gf_repose_heap_options h = {.floor = o->floor, .bin = o->bin, .lo = o->lo, .hi = o->hi};
             memcpy(h.gravity, gravity, sizeof h.gravity);
@@ -291,8 +301,13 @@ static int draw(const char *path, const options *o, const gf_repose_profile *p,
 
 int main(int argc, char **argv) {
     const char *prefix = "repose";
-    options o = {
-        .keep = 0.6, .lo = 0.2, .hi = 0.8, .floor = NAN, .from = -INFINITY, .to = INFINITY};
+    options o = {.keep = 0.6,
+                 .lo = 0.2,
+                 .hi = 0.8,
+                 .floor = NAN,
+                 .from = -INFINITY,
+                 .to = INFINITY,
+                 .max_speed = INFINITY};
     o.centre[0] = o.centre[1] = o.centre[2] = NAN;
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         puts(usage);
@@ -361,6 +376,9 @@ int main(int argc, char **argv) {
                 return die("--flank LO HI needs 0 <= LO < HI <= 1");
             o.lo = f[0];
             o.hi = f[1];
+        } else if (!strcmp(a, "--max-speed")) {
+            if (gf_cli_positive(T, argc, argv, &first, &o.max_speed))
+                return 1;
         } else if (!strcmp(a, "--from")) {
             if (gf_cli_numbers(T, argc, argv, &first, 1, &o.from))
                 return 1;
