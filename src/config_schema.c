@@ -23,7 +23,8 @@ static const gf_config_block_info blocks[] = {
     {"Domain/Mesh", 1,
      "A triangle mesh of infinite mass (at most 16): from an STL file or a simple surface made "
      "in place (a rectangle, a disc with a hole, an open or capped cylinder or cone), static or "
-     "moving and turning at constant rates. Triangles are two-sided; contacts are the surface's "
+     "moving and turning at constant rates or on a schedule. Triangles are two-sided; contacts are "
+     "the surface's "
      "locally closest points (README.md, Triangle meshes). Spheres and clumps collide with "
      "meshes; other shapes are refused when they come near one."},
     {"Domain/Wall/Schedule", 1,
@@ -33,6 +34,11 @@ static const gf_config_block_info blocks[] = {
      "millionth of dt): a step moves at the velocity in force at its start."},
     {"Domain/Box/Schedule", 1, "As Domain/Wall/Schedule, for the box."},
     {"Domain/Cylinder/Schedule", 1, "As Domain/Wall/Schedule, for the cylinder."},
+    {"Domain/Mesh/Schedule", 1,
+     "A change of the mesh's motion: from `time` on it moves at `velocity` and turns at "
+     "`angular_velocity` about its pivot (both zero when left out, not the previous motion's). "
+     "Times must increase; a change applies from the first step starting at or after its time, "
+     "as for walls. The pose advances exactly within each phase."},
     {"Materials", 0,
      "The materials and the friction of each pair of them. Friction is a property of a pair of "
      "materials (a table with a default), not the combination of two per-material values. "
@@ -103,8 +109,8 @@ static const gf_config_block_info blocks[] = {
     {"Forces", 0,
      "The force of the particles on each wall and obstacle (a CSV row every `every` steps): the "
      "contact impulses on it since the previous row over that time, in columns wall0_fx .. box0_fx "
-     ".. cyl0_fx .. (N), with torque_point also the torques wall0_tx .. (N m) about it. Continued "
-     "after a restart."},
+     ".. cyl0_fx .. mesh0_fx .. (N), with torque_point also the torques wall0_tx .. (N m) about "
+     "it, from the contact points. Continued after a restart."},
     {"Tracks", 0,
      "The tracks of chosen particles (a CSV row per particle every `every` steps): step, time, id, "
      "position, velocity, angular velocity. Continued after a restart."},
@@ -134,10 +140,15 @@ static const gf_config_key keys[] = {
     {"Domain/Wall Domain/Box Domain/Cylinder", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
      "The wall or obstacle moves at this velocity (m/s) (before its first Schedule), and "
      "contacts see it."},
-    {"Domain/Wall/Schedule Domain/Box/Schedule Domain/Cylinder/Schedule", "time", GF_KEY_NUMBER,
-     NULL, "finite, above the previous Schedule's", "From this time on (s) ..."},
+    {"Domain/Wall/Schedule Domain/Box/Schedule Domain/Cylinder/Schedule Domain/Mesh/Schedule",
+     "time", GF_KEY_NUMBER, NULL, "finite, above the previous Schedule's",
+     "From this time on (s) ..."},
     {"Domain/Wall/Schedule Domain/Box/Schedule Domain/Cylinder/Schedule", "velocity", GF_KEY_VECTOR,
      NULL, "", "... the body moves at this velocity (m/s)."},
+    {"Domain/Mesh/Schedule", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "... the mesh moves at this velocity (m/s) ..."},
+    {"Domain/Mesh/Schedule", "angular_velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
+     "... and turns at this angular velocity about its pivot (rad/s, world frame)."},
     {"Domain/Wall Domain/Box Domain/Cylinder Domain/Mesh", "material", GF_KEY_STRING, "\"default\"",
      "a material's name", "The obstacle's material."},
     {"Domain/Box", "min", GF_KEY_VECTOR, NULL, "", "The lower corner of the box (m)."},
@@ -185,7 +196,7 @@ static const gf_config_key keys[] = {
     {"Domain/Mesh", "pivot", GF_KEY_VECTOR, "(centre; a file: < 0, 0, 0 >)", "",
      "The point the mesh turns about (m); it moves with the mesh."},
     {"Domain/Mesh", "velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
-     "The mesh moves at this velocity (m/s) ..."},
+     "The mesh moves at this velocity (m/s) (before its first Schedule) ..."},
     {"Domain/Mesh", "angular_velocity", GF_KEY_VECTOR, "< 0, 0, 0 >", "",
      "... and turns at this angular velocity about its pivot (rad/s, world frame); contacts see "
      "the surface's velocity at each point."},

@@ -54,7 +54,7 @@ void gf_forces_accumulate(gf_forces *fo, const gf_contacts *c) {
     }
 }
 
-/* The bodies present, in contact order: walls, boxes, cylinders. */
+/* The bodies present, in contact order: walls, boxes, cylinders, meshes. */
 static size_t body_list(const gf_walls *w, int *body) {
     size_t n = 0;
     for (size_t k = 0; k < w->count; ++k)
@@ -63,6 +63,8 @@ static size_t body_list(const gf_walls *w, int *body) {
         body[n++] = GF_BOX_BASE + (int)k;
     for (size_t k = 0; k < w->ncyl; ++k)
         body[n++] = GF_CYL_BASE + (int)k;
+    for (size_t k = 0; k < w->nmesh; ++k)
+        body[n++] = GF_MESH_BASE + (int)k;
     return n;
 }
 
@@ -71,8 +73,10 @@ static void body_name(int body, char *buf, size_t size) {
         snprintf(buf, size, "wall%d", body);
     else if (body < GF_CYL_BASE)
         snprintf(buf, size, "box%d", body - GF_BOX_BASE);
-    else
+    else if (body < GF_MESH_BASE)
         snprintf(buf, size, "cyl%d", body - GF_CYL_BASE);
+    else
+        snprintf(buf, size, "mesh%d", body - GF_MESH_BASE);
 }
 
 static gf_status open_csv(gf_forces *fo, const int *body, size_t nb) {

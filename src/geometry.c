@@ -204,10 +204,12 @@ void gf_walls_set_velocity(gf_walls *w, int body, const double velocity[3]) {
         w->velocity[body][d] = w->base_velocity[body][d] = velocity[d];
 }
 
-gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double velocity[3]) {
+static gf_status add_entry(gf_walls *w, int body, double t, const double velocity[3],
+                           const double omega[3]) {
     if (w->nsched >= GF_MAX_SCHEDULE)
         return GF_ERROR(GF_ERR_INPUT, "at most %d schedule entries are supported", GF_MAX_SCHEDULE);
-    if (!isfinite(t) || !isfinite(velocity[0] + velocity[1] + velocity[2]))
+    if (!isfinite(t) || !isfinite(velocity[0] + velocity[1] + velocity[2]) ||
+        !isfinite(omega[0] + omega[1] + omega[2]))
         return GF_ERROR(GF_ERR_INPUT, "a schedule entry needs a finite time and velocity");
     for (size_t k = 0; k < w->nsched; ++k)
         if (w->sched_body[k] == body && !(t > w->sched_time[k]))
@@ -218,17 +220,98 @@ gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double ve
     w->sched_body[k] = body;
     w->sched_time[k] = t;
     memcpy(w->sched_velocity[k], velocity, sizeof w->sched_velocity[k]);
+    memcpy(w->sched_omega[k], omega, sizeof w->sched_omega[k]);
     return GF_OK;
 }
 
+static int scheduled(const gf_walls *w, int body) {
+    for (size_t k = 0; k < w->nsched; ++k)
+        if (w->sched_body[k] == body)
+            return 1;
+    return 0;
+}
+
+gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double velocity[3]) {
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    if (body >= GF_MESH_BASE)
+        return gf_walls_add_mesh_schedule(w, (size_t)(body - GF_MESH_BASE), t, velocity, zero);
+    return add_entry(w, body, t, velocity, zero);
+}
+
+gf_status gf_walls_add_mesh_schedule(gf_walls *w, size_t k, double t, const double velocity[3],
+                                     const double omega[3]) {
+    if (k >= w->nmesh)
+        return GF_ERROR(GF_ERR_INPUT, "a schedule for mesh %zu of %zu", k, w->nmesh);
+    int body = GF_MESH_BASE + (int)k;
+    /* The mesh's own motion is in force until its first entry: apply_schedule restores it. */
+    if (!scheduled(w, body)) {
+        memcpy(w->base_velocity[body], w->velocity[body], sizeof w->base_velocity[body]);
+        memcpy(w->mesh_base_omega[k], w->mesh_omega[k], sizeof w->mesh_base_omega[k]);
+    }
+    return add_entry(w, body, t, velocity, omega);
+}
+
 void gf_walls_apply_schedule(gf_walls *w, double t, double tol) {
-    for (size_t k = 0; k < w->nsched; ++k)
-        memcpy(w->velocity[w->sched_body[k]], w->base_velocity[w->sched_body[k]],
-               sizeof w->velocity[0]);
+    for (size_t k = 0; k < w->nsched; ++k) {
+        int b = w->sched_body[k];
+        memcpy(w->velocity[b], w->base_velocity[b], sizeof w->velocity[0]);
+        if (b >= GF_MESH_BASE)
+            memcpy(w->mesh_omega[b - GF_MESH_BASE], w->mesh_base_omega[b - GF_MESH_BASE],
+                   sizeof w->mesh_omega[0]);
+    }
     /* A body's entries come in increasing time: the last one reached wins. */
-    for (size_t k = 0; k < w->nsched; ++k)
-        if (w->sched_time[k] <= t + tol)
-            memcpy(w->velocity[w->sched_body[k]], w->sched_velocity[k], sizeof w->velocity[0]);
+    for (size_t k = 0; k < w->nsched; ++k) {
+        if (!(w->sched_time[k] <= t + tol))
+            continue;
+        int b = w->sched_body[k];
+        memcpy(w->velocity[b], w->sched_velocity[k], sizeof w->velocity[0]);
+        if (b >= GF_MESH_BASE)
+            memcpy(w->mesh_omega[b - GF_MESH_BASE], w->sched_omega[k], sizeof w->mesh_omega[0]);
+    }
+}
+
+gf_mesh_motion gf_mesh_motion_classify(size_t n, const double (*v)[3], const double (*omega)[3],
+                                       double axis[3]) {
+    axis[0] = axis[1] = axis[2] = 0.0;
+    const double *ref = NULL;
+    for (size_t i = 0; i < n; ++i) {
+        if (v[i][0] != 0.0 || v[i][1] != 0.0 || v[i][2] != 0.0)
+            return GF_MESH_GENERAL;
+        double len = gf_norm(omega[i]);
+        if (len == 0.0)
+            continue;
+        if (!ref) {
+            ref = omega[i];
+            continue;
+        }
+        double c[3];
+        gf_cross(ref, omega[i], c);
+        if (gf_norm(c) > 1e-12 * gf_norm(ref) * len)
+            return GF_MESH_GENERAL;
+    }
+    if (!ref)
+        return GF_MESH_STATIC;
+    double len = gf_norm(ref);
+    for (int d = 0; d < 3; ++d)
+        axis[d] = ref[d] / len;
+    return GF_MESH_FIXED_AXIS;
+}
+
+gf_mesh_motion gf_walls_mesh_motion(const gf_walls *w, size_t k, double axis[3]) {
+    double v[GF_MAX_SCHEDULE + 1][3], o[GF_MAX_SCHEDULE + 1][3];
+    int body = GF_MESH_BASE + (int)k;
+    int any = scheduled(w, body);
+    /* Its motion before its first entry; without entries its only one. */
+    memcpy(v[0], any ? w->base_velocity[body] : w->velocity[body], sizeof v[0]);
+    memcpy(o[0], any ? w->mesh_base_omega[k] : w->mesh_omega[k], sizeof o[0]);
+    size_t n = 1;
+    for (size_t e = 0; e < w->nsched; ++e)
+        if (w->sched_body[e] == body) {
+            memcpy(v[n], w->sched_velocity[e], sizeof v[0]);
+            memcpy(o[n], w->sched_omega[e], sizeof o[0]);
+            ++n;
+        }
+    return gf_mesh_motion_classify(n, (const double(*)[3])v, (const double(*)[3])o, axis);
 }
 
 /* The velocity and the Schedule blocks of geometry body `body` configured by block b. */
@@ -246,6 +329,31 @@ static gf_status read_motion(gf_walls *w, gf_config_block *b, int body) {
         char where[512];
         GF_TRY(gf_error_context(gf_walls_add_schedule(w, body, t, sv), "%s",
                                 gf_config_block_where(sb, where, sizeof where)));
+    }
+    return GF_OK;
+}
+
+/* The Schedule blocks of the Mesh blocks: Mesh block k is mesh k. An entry gives the whole
+ * motion from its time on: velocity and angular_velocity default to zero, not to the previous
+ * phase's. */
+static gf_status read_mesh_schedules(gf_walls *w, gf_config_block *db) {
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    size_t n = gf_config_section_count(db, "Mesh");
+    if (n != w->nmesh)
+        return GF_ERROR(GF_ERR_STATE, "%zu Mesh blocks made %zu meshes", n, w->nmesh);
+    for (size_t k = 0; k < n; ++k) {
+        gf_config_block *b = gf_config_section_nth(db, "Mesh", k);
+        size_t ns = gf_config_section_count(b, "Schedule");
+        for (size_t j = 0; j < ns; ++j) {
+            gf_config_block *sb = gf_config_section_nth(b, "Schedule", j);
+            double t, v[3], o[3];
+            GF_TRY(gf_config_require_double(sb, "time", &t));
+            GF_TRY(gf_config_get_vec3(sb, "velocity", zero, v));
+            GF_TRY(gf_config_get_vec3(sb, "angular_velocity", zero, o));
+            char where[512];
+            GF_TRY(gf_error_context(gf_walls_add_mesh_schedule(w, k, t, v, o), "%s",
+                                    gf_config_block_where(sb, where, sizeof where)));
+        }
     }
     return GF_OK;
 }
@@ -334,7 +442,8 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
                                 gf_config_block_where(b, where, sizeof where)));
         GF_TRY(read_motion(w, b, GF_CYL_BASE + (int)w->ncyl - 1));
     }
-    return gf_geometry_configure_meshes(w, db, m);
+    GF_TRY(gf_geometry_configure_meshes(w, db, m));
+    return read_mesh_schedules(w, db);
 }
 
 void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], double q[4]) {

@@ -1,6 +1,7 @@
 /* Meshes in the engine: a sphere rolling in a turning drum against the closed form, spheres on a
  * meshed box and a meshed floor against the same box and floor in closed form, no escape from a
- * closed mesh, a mesh from an STL file through the configuration, and clumps against a mesh. */
+ * closed mesh, a mesh from an STL file through the configuration, clumps against a mesh, a drum
+ * that starts turning on its schedule, and the kinds of a mesh's motion over a run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +381,151 @@ static void test_placements_clear_of_meshes(void **state) {
     gf_walls_free(&w);
 }
 
+/* A drum at rest until ts = 20 ms, then on its schedule turning at Omega about its axis (y),
+ * with a sphere resting on its lowest facet (gravity turned to point straight at that facet's
+ * middle, direction nf, so that the sphere lies still). Until ts the sphere stays at rest and
+ * the drum's surface is static (the speculative margin sees no motion: gf_walls_max_speed is
+ * 0); from ts its surface at the contact moves at Omega e_y x Rf nf, along s = e_y x nf
+ * (max_speed: Omega times the farthest vertex, hypot(R, L/2)) and the drum's pose turns by
+ * Omega (t - ts) about y. The sphere first slips: friction mu m g accelerates its centre,
+ * v.s = mu g tau (tau = t - ts), and spins it, so that its contact point moves at 7/2 mu g tau
+ * along s, until that equals the surface's Omega Rf, at tau = 2 Omega Rf / (7 mu g) = 11.6 ms;
+ * from then on it rolls with the drum's surface: its contact point's velocity v + w x (p - x)
+ * along the surface equals the surface's Omega e_y x (p - c) there (across the facets the
+ * contact point's radial velocity differs from the radial model by the facets' tilt). */
+static void test_drum_starts_turning_on_schedule(void **state) {
+    (void)state;
+    const double R = 0.1, half = 0.025, r = 0.01, Omega = 2.0, g = 9.81, mu = 0.5, dt = 5e-4;
+    const double ts = 0.02, c[3] = {0.0, 0.0, 0.0}, axis[3] = {0.0, 1.0, 0.0},
+                 zero[3] = {0.0, 0.0, 0.0}, omega[3] = {0.0, Omega, 0.0};
+    gf_sim sim;
+    setup_sim(&sim, dt, mu);
+    double *soup;
+    size_t nt;
+    GF_ASSERT_OK(gf_trimesh_frustum(c, axis, 2.0 * half, R, R, 512, 1, 0.01, &soup, &nt));
+    /* The lowest facet of the mantle: the middle of its two edges' directions. */
+    double nf[3] = {0.0, 0.0, 0.0};
+    for (size_t k = 0; k < nt; ++k) {
+        const double *q = &soup[9 * k];
+        int mantle = 1, other = -1;
+        for (int j = 0; j < 3; ++j) {
+            mantle = mantle && hypot(q[3 * j], q[3 * j + 2]) > 0.5 * R;
+            if (j > 0 && hypot(q[3 * j] - q[0], q[3 * j + 2] - q[2]) > 1e-6 * R)
+                other = j;
+        }
+        if (!mantle || other < 0)
+            continue;
+        double m[3] = {q[0] + q[3 * other], 0.0, q[2] + q[3 * other + 2]};
+        double len = hypot(m[0], m[2]);
+        if (m[2] / len < nf[2]) {
+            nf[0] = m[0] / len;
+            nf[2] = m[2] / len;
+        }
+    }
+    assert_true(nf[2] < -0.9999);
+    for (int d = 0; d < 3; ++d)
+        sim.gravity[d] = g * nf[d];
+    add_soup(&sim, soup, nt, c, zero);
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&sim.walls, 0, ts, zero, omega));
+    const double Rf = R * cos(M_PI / 512.0);
+    double x0[3], sdir[3];
+    for (int d = 0; d < 3; ++d)
+        x0[d] = (Rf - r) * nf[d];
+    gf_cross(axis, nf, sdir);
+    add_sphere(&sim, 1, x0, r, zero, zero);
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    const gf_particles *p = &sim.particles;
+    int checked_slip = 0, checked_roll = 0;
+    for (int n = 1; n <= 120; ++n) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        double t = n * dt, tau = t - ts;
+        double speed = gf_walls_max_speed(&sim.walls);
+        const double x[3] = {p->x[0][0], p->x[1][0], p->x[2][0]},
+                     v[3] = {p->v[0][0], p->v[1][0], p->v[2][0]},
+                     w[3] = {p->w[0][0], p->w[1][0], p->w[2][0]};
+        if (tau < -1e-9) {
+            assert_true(speed == 0.0);
+            assert_true(sim.walls.mesh_q[0][0] == 1.0 && sim.walls.mesh_q[0][2] == 0.0);
+            if (gf_norm(v) > 1e-9 || gf_norm(w) > 1e-9)
+                fail_msg("t = %g: the sphere moves before the drum turns: v %g %g %g, w %g %g %g",
+                         t, v[0], v[1], v[2], w[0], w[1], w[2]);
+            continue;
+        }
+        GF_ASSERT_NEAR(speed, Omega * hypot(R, half), 1e-12);
+        GF_ASSERT_NEAR(sim.walls.mesh_q[0][0], cos(0.5 * Omega * tau), 1e-12);
+        GF_ASSERT_NEAR(sim.walls.mesh_q[0][2], sin(0.5 * Omega * tau), 1e-12);
+        /* The sphere's contact point: r from its centre, away from the axis. */
+        double rho = hypot(x[0], x[2]), arm[3] = {r * x[0] / rho, 0.0, r * x[2] / rho}, pc[3],
+               wr[3], surf[3];
+        for (int d = 0; d < 3; ++d)
+            pc[d] = x[d] + arm[d] - c[d];
+        gf_cross(w, arm, wr);
+        gf_cross(omega, pc, surf);
+        if (fabs(tau - 0.005) < 1e-9) { /* slipping */
+            double vs = gf_dot(v, sdir), cs = vs + gf_dot(wr, sdir);
+            GF_ASSERT_NEAR(vs, mu * g * tau, 0.03 * mu * g * tau);
+            GF_ASSERT_NEAR(cs, 3.5 * mu * g * tau, 0.03 * 3.5 * mu * g * tau);
+            assert_true(cs < 0.9 * Omega * Rf);
+            checked_slip = 1;
+        }
+        if (tau > 0.02) { /* rolling with the surface, along it (and not along the axis) */
+            double u[3] = {arm[0] / r, 0.0, arm[2] / r}, along[3], cp[3];
+            gf_cross(axis, u, along);
+            for (int d = 0; d < 3; ++d)
+                cp[d] = v[d] + wr[d];
+            GF_ASSERT_NEAR(gf_dot(cp, along), gf_dot(surf, along), 1e-3 * Omega * R);
+            GF_ASSERT_NEAR(cp[1], 0.0, 1e-9);
+            checked_roll = 1;
+        }
+    }
+    assert_true(checked_slip && checked_roll);
+    gf_sim_free(&sim);
+}
+
+/* How a mesh moves over a run, for a filter of its triangles: static; about one axis through
+ * its pivot in every phase (either way, or still), with no translation; anything else. */
+static void test_mesh_motion_kinds(void **state) {
+    (void)state;
+    gf_walls w;
+    gf_walls_init(&w);
+    const double c[3] = {0, 0, 0}, n[3] = {0, 0, 1}, e[3] = {1, 0, 0}, zero[3] = {0, 0, 0};
+    const double oy[3] = {0, 2, 0}, back[3] = {0, -3, 0}, ox[3] = {1, 0, 0}, vx[3] = {0.1, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+        double *soup;
+        size_t nt;
+        GF_ASSERT_OK(gf_trimesh_rectangle(c, n, e, 1.0, 1.0, 0.0, &soup, &nt));
+        GF_ASSERT_OK(gf_walls_add_mesh(&w, nt, soup, c, zero, k == 2 ? oy : zero, 0));
+        free(soup);
+    }
+    double a[3];
+    assert_int_equal(gf_walls_mesh_motion(&w, 0, a), GF_MESH_STATIC);
+    assert_true(a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0);
+    /* Mesh 0: still, then turning about +y, then back about -y, then still. */
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 0, 0.1, zero, oy));
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 0, 0.2, zero, back));
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 0, 0.3, zero, zero));
+    /* Mesh 1: turning about y, then about x. Mesh 2: turning about y, then also moving. */
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 1, 0.1, zero, oy));
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 1, 0.2, zero, ox));
+    GF_ASSERT_OK(gf_walls_add_mesh_schedule(&w, 2, 0.1, vx, oy));
+    for (int pass = 0; pass < 2; ++pass) {
+        /* The same whatever phase is in force. */
+        gf_walls_apply_schedule(&w, pass ? 0.25 : 0.0, 0.0);
+        assert_int_equal(gf_walls_mesh_motion(&w, 0, a), GF_MESH_FIXED_AXIS);
+        assert_true(a[0] == 0.0 && a[1] == 1.0 && a[2] == 0.0);
+        assert_int_equal(gf_walls_mesh_motion(&w, 1, a), GF_MESH_GENERAL);
+        assert_int_equal(gf_walls_mesh_motion(&w, 2, a), GF_MESH_GENERAL);
+    }
+    /* Directly from phases: a slightly tilted axis is another axis. */
+    const double v2[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    const double o_same[2][3] = {{0, 0, 2}, {0, 0, -1e-3}},
+                 o_tilt[2][3] = {{0, 0, 1}, {1e-9, 0, 1}};
+    assert_int_equal(gf_mesh_motion_classify(2, v2, o_same, a), GF_MESH_FIXED_AXIS);
+    assert_true(a[2] == 1.0);
+    assert_int_equal(gf_mesh_motion_classify(2, v2, o_tilt, a), GF_MESH_GENERAL);
+    gf_walls_free(&w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_rolls_in_a_turning_drum),
@@ -387,6 +533,8 @@ int main(void) {
         cmocka_unit_test(test_nothing_escapes_a_closed_mesh),
         cmocka_unit_test(test_placements_clear_of_meshes),
         cmocka_unit_test(test_bodies_on_a_meshed_incline),
+        cmocka_unit_test(test_drum_starts_turning_on_schedule),
+        cmocka_unit_test(test_mesh_motion_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

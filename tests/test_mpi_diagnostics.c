@@ -2,7 +2,9 @@
  * the particles exert on the geometry against their weight and against Coulomb's law, the
  * potential energy of a falling sphere, the track of a free particle crossing rank boundaries, a
  * gate that opens on schedule, an obstacle moving on schedule, and a fixed lattice that a sphere
- * comes to rest on. Each expected value is a closed form or follows from the construction. */
+ * comes to rest on; meshes: a meshed floor's force and torque, a meshed gate pushing on its
+ * schedule, and a restart across a mesh's schedule. Each expected value is a closed form or follows
+ * from the construction. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,6 +435,187 @@ static void test_restart_keeps_motion(void **state) {
     gf_config_destroy(cb);
 }
 
+/* The spheres of test_floor_carries_weight on a meshed floor (a rectangle at z = 0, no wall
+ * below): the mesh's columns carry their weight, sum m g; about a point at x = 0 its torque is
+ * that of the weight at the lattice's centre, x = 0.02: ty = 0.02 sum m g (the contact points
+ * make the lever arms). A contact counted on two ranks would double the force. */
+static void test_mesh_floor_carries_weight(void **state) {
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text,
+             "Domain { min < 0, 0, 0 >; max < 0.04, 0.01, 0.02 >; wall_axes < 1, 1, 0 >;\n"
+             "  Mesh { shape rectangle; centre < 0.02, 0.005, 0 >; normal < 0, 0, 1 >;\n"
+             "    width 0.06; height 0.03; } }\n"
+             "Materials { friction 0.3; Material { name glass; density 2500; } }\n"
+             "Lattice { count < 8, 2, 2 >; origin < 0.0025, 0.0025, 0.0025 >; spacing 0.005;\n"
+             "  radius 0.0025; material glass; }\n"
+             "Physics { gravity < 0, 0, -9.81 >; }\n"
+             "Solver { tolerance 1e-9; max_iterations 1000; }\n"
+             "Time { dt 1e-4; steps 0; }\n"
+             "Forces { every 20; file \"%s/mforces.csv\"; torque_point < 0, 0.005, 0 >; }\n",
+             dir);
+    gf_sim sim;
+    gf_config *cfg;
+    make_sim(&sim, text, &cfg);
+    assert_int_equal(sim.walls.nmesh, 1);
+    gf_forces fo;
+    GF_ASSERT_OK(gf_forces_configure(&fo, gf_config_root(cfg)));
+    GF_ASSERT_OK(gf_forces_start(&fo, &sim, 0));
+    for (int s = 0; s < 100; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        GF_ASSERT_OK(gf_forces_observe(&fo, &sim, 0));
+    }
+    gf_forces_finish(&fo);
+    double mass = 0.0;
+    for (size_t i = 0; i < sim.particles.n_local; ++i)
+        mass += 1.0 / sim.particles.inv_mass[i];
+    double weight = global_sum(mass) * 9.81;
+    if (P.rank == 0) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/mforces.csv", dir);
+        csv_table t;
+        csv_read(path, &t);
+        assert_int_equal(t.nrow, 5);
+        /* Walls: x lo, x hi, y lo, y hi; then the mesh, force and torque. */
+        assert_int_equal(t.ncol, 2 + 5 * 6);
+        assert_string_equal(t.names[2 + 4 * 6], "mesh0_fx");
+        assert_string_equal(t.names[2 + 4 * 6 + 5], "mesh0_tz");
+        for (int r = 1; r < t.nrow; ++r) {
+            GF_ASSERT_NEAR(csv_at(&t, r, "mesh0_fz"), -weight, 1e-3 * weight);
+            GF_ASSERT_NEAR(csv_at(&t, r, "mesh0_fx"), 0.0, 1e-3 * weight);
+            GF_ASSERT_NEAR(csv_at(&t, r, "mesh0_fy"), 0.0, 1e-3 * weight);
+            GF_ASSERT_NEAR(csv_at(&t, r, "wall0_fx"), 0.0, 1e-3 * weight);
+            GF_ASSERT_NEAR(csv_at(&t, r, "mesh0_ty"), 0.02 * weight, 1e-3 * weight * 0.02);
+            GF_ASSERT_NEAR(csv_at(&t, r, "mesh0_tx"), 0.0, 1e-3 * weight * 0.02);
+        }
+        free(t.v);
+    }
+    gf_sim_free(&sim);
+    gf_config_destroy(cfg);
+}
+
+/* A meshed plate (x = 0.009, normal +x) touching a sphere at rest (x = 0.01, radius 1 mm), no
+ * gravity: still until t = 2 ms, then on its schedule at 0.3 m/s along x until 4 ms, then still
+ * again. The sphere stays exactly where it is until 2 ms; then the plate pushes it (a hard,
+ * inelastic contact): it moves with the plate at 0.3 m/s, x = 0.01 + 0.3 (t - 0.002), and keeps
+ * that speed when the plate stops. On 2 and 4 ranks it crosses the cuts. */
+static void test_mesh_gate_pushes_on_schedule(void **state) {
+    (void)state;
+    const char *text =
+        "Domain { min < 0, 0, 0 >; max < 0.04, 0.01, 0.01 >; box_walls false;\n"
+        "  Mesh { shape rectangle; centre < 0.009, 0.005, 0.005 >; normal < 1, 0, 0 >;\n"
+        "    edge < 0, 1, 0 >; width 0.008; height 0.008;\n"
+        "    Schedule { time 0.002; velocity < 0.3, 0, 0 >; }\n"
+        "    Schedule { time 0.004; } } }\n"
+        "Body { shape sphere; radius 0.001; position < 0.01, 0.005, 0.005 >; }\n"
+        "Physics { gravity < 0, 0, 0 >; }\n"
+        "Solver { tolerance 1e-12; max_iterations 1000; }\n"
+        "Time { dt 1e-4; steps 0; }\n";
+    gf_sim sim;
+    gf_config *cfg;
+    make_sim(&sim, text, &cfg);
+    const double ts = 0.002, te = 0.004;
+    for (int s = 1; s <= 80; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        double t = s * 1e-4, moved = fmin(fmax(t - ts, 0.0), te - ts);
+        GF_ASSERT_NEAR(sim.walls.mesh_x[0][0], 0.009 + 0.3 * moved, 1e-12);
+        double x = 0.0, vx = 0.0, other = 0.0;
+        for (size_t i = 0; i < sim.particles.n_local; ++i) {
+            const gf_particles *p = &sim.particles;
+            x = p->x[0][i];
+            vx = p->v[0][i];
+            other = fabs(p->v[1][i]) + fabs(p->v[2][i]) + fabs(p->w[0][i]) + fabs(p->w[1][i]) +
+                    fabs(p->w[2][i]);
+        }
+        x = global_sum(x);
+        vx = global_sum(vx);
+        other = global_sum(other);
+        assert_true(other < 1e-12);
+        if (t <= ts + 1e-9) {
+            assert_true(x == 0.01 && vx == 0.0);
+        } else {
+            GF_ASSERT_NEAR(vx, 0.3, 1e-9);
+            GF_ASSERT_NEAR(x, 0.01 + 0.3 * (t - ts), 1e-11);
+        }
+    }
+    gf_sim_free(&sim);
+    gf_config_destroy(cfg);
+}
+
+/* The values of each particle by id (zero where absent on this rank), summed over the ranks:
+ * each id's owner alone contributes, so the sums are its values exactly. */
+static void by_id(const gf_sim *sim, int n, double *out) {
+    memset(out, 0, (size_t)n * 9 * sizeof *out);
+    const gf_particles *p = &sim->particles;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        int64_t id = p->id[i];
+        assert_true(id >= 0 && id < n);
+        for (int d = 0; d < 3; ++d) {
+            out[9 * id + d] = p->x[d][i];
+            out[9 * id + 3 + d] = p->v[d][i];
+            out[9 * id + 6 + d] = p->w[d][i];
+        }
+    }
+    GF_ASSERT_OK(gf_par_allreduce_double(&P, out, n * 9, GF_PAR_SUM));
+}
+
+/* A restart across a mesh's schedule: a meshed floor under spheres starts moving along x and
+ * turning about z at 2 ms, turns back from 4 ms; checkpointed at 3 ms and restarted (the
+ * schedule comes again from the configuration), it goes on exactly as the uninterrupted run:
+ * pose and particles bit for bit, the pose also against the closed form. */
+static void test_restart_across_mesh_schedule(void **state) {
+    (void)state;
+    const char *text =
+        "Domain { min < 0, 0, 0 >; max < 0.04, 0.01, 0.02 >; wall_axes < 1, 1, 0 >;\n"
+        "  Mesh { shape rectangle; centre < 0.02, 0.005, 0 >; normal < 0, 0, 1 >;\n"
+        "    width 0.06; height 0.03;\n"
+        "    Schedule { time 0.002; velocity < 0.1, 0, 0 >; angular_velocity < 0, 0, 5 >; }\n"
+        "    Schedule { time 0.004; angular_velocity < 0, 0, -3 >; } } }\n"
+        "Materials { friction 0.5; }\n"
+        "Lattice { count < 4, 2, 1 >; origin < 0.008, 0.0025, 0.0025 >; spacing 0.005;\n"
+        "  radius 0.0025; }\n"
+        "Physics { gravity < 0, 0, -9.81 >; }\n"
+        "Time { dt 1e-4; steps 0; }\n";
+    gf_sim a, b;
+    gf_config *ca, *cb;
+    make_sim(&a, text, &ca);
+    for (int s = 0; s < 30; ++s)
+        GF_ASSERT_OK(gf_sim_step(&a));
+    char path[300];
+    snprintf(path, sizeof path, "%s/msched.ckpt.h5", dir);
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "diag.cfg", &cb));
+    GF_ASSERT_OK(gf_sim_init(&b, &P));
+    GF_ASSERT_OK(gf_sim_configure(&b, cb, 0));
+    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
+    for (int s = 0; s < 30; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&a));
+        GF_ASSERT_OK(gf_sim_step(&b));
+    }
+    /* 2 ms at 0.1 m/s; 2 ms at 5 rad/s, then 2 ms at -3 rad/s about z. */
+    GF_ASSERT_NEAR(b.walls.mesh_x[0][0], 0.02 + 0.1 * 0.002, 1e-12);
+    double half = 0.5 * (5.0 * 0.002 - 3.0 * 0.002);
+    GF_ASSERT_NEAR(b.walls.mesh_q[0][0], cos(half), 1e-12);
+    GF_ASSERT_NEAR(b.walls.mesh_q[0][3], sin(half), 1e-12);
+    for (int d = 0; d < 3; ++d)
+        assert_true(b.walls.mesh_x[0][d] == a.walls.mesh_x[0][d]);
+    for (int d = 0; d < 4; ++d)
+        assert_true(b.walls.mesh_q[0][d] == a.walls.mesh_q[0][d]);
+    double sa[8 * 9], sb[8 * 9];
+    by_id(&a, 8, sa);
+    by_id(&b, 8, sb);
+    for (int k = 0; k < 8 * 9; ++k)
+        if (sa[k] != sb[k])
+            fail_msg("particle %d, value %d: %.17g restarted, %.17g uninterrupted", k / 9, k % 9,
+                     sb[k], sa[k]);
+    /* The floor dragged them along x (friction, about 9 micrometres): it did touch them. */
+    assert_true(sa[0] - 0.008 > 1e-6);
+    gf_sim_free(&a);
+    gf_sim_free(&b);
+    gf_config_destroy(ca);
+    gf_config_destroy(cb);
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_mpi_tmpdir(dir, sizeof dir, "diag");
@@ -451,6 +634,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_gate_opens_on_schedule, setup, teardown),
     cmocka_unit_test_setup_teardown(test_fixed_lattice, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_keeps_motion, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_mesh_floor_carries_weight, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_mesh_gate_pushes_on_schedule, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_restart_across_mesh_schedule, setup, teardown),
 };
 
 GF_TEST_MPI_MAIN(tests)

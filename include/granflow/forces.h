@@ -6,10 +6,12 @@
  *  Forces { every 100; file "output/forces.csv"; torque_point < 0, 0, 0 >; }
  *
  * One CSV row per sample (rank 0): step, time, then per body in contact order (walls, boxes,
- * cylinders) fx, fy, fz (N), columns named wall0_fx, box0_fy, cyl1_fz, ...; with torque_point
- * given also wall0_tx .. (N m). Each rank sums its contacts every step (a contact with the
- * geometry belongs to the rank owning its particle, so none is counted twice); the sums are
- * reduced over the ranks only at a sample. A restarted run continues the file. */
+ * cylinders, meshes) fx, fy, fz (N), columns named wall0_fx, box0_fy, cyl1_fz, mesh0_fx, ...;
+ * with torque_point given also wall0_tx .. (N m), each contact's impulse about the point from
+ * the contact point (so a mesh's torque is the sum over its contacts wherever it has turned). Each
+ * rank sums its contacts every step (a contact with the geometry belongs to the rank owning its
+ * particle, so none is counted twice); the sums are reduced over the ranks only at a sample. A
+ * restarted run continues the file. */
 #ifndef GRANFLOW_FORCES_H
 #define GRANFLOW_FORCES_H
 

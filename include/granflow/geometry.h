@@ -53,6 +53,11 @@ typedef struct {
     double sched_time[GF_MAX_SCHEDULE];
     double sched_velocity[GF_MAX_SCHEDULE][3];
     double base_velocity[GF_MAX_BODIES][3];
+    /* A mesh's entries change its angular velocity too (zero for other bodies' entries); its
+     * rate before its first entry is mesh_base_omega, taken with base_velocity when that entry
+     * is added (gf_walls_add_mesh_schedule). */
+    double sched_omega[GF_MAX_SCHEDULE][3];
+    double mesh_base_omega[GF_MAX_MESHES][3];
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
@@ -70,10 +75,30 @@ void gf_walls_set_velocity(gf_walls *w, int body, const double velocity[3]);
 /* Appends a schedule entry: from time t on, body `body` moves at `velocity`. Entries of a body
  * must come in increasing time. */
 gf_status gf_walls_add_schedule(gf_walls *w, int body, double t, const double velocity[3]);
-/* The velocities in force at time t: of each scheduled body, its last entry with time <= t +
- * tol (tol absorbs the rounding of a time summed step by step), else its base velocity. Called
- * at the start of every step: a change inside a step takes effect at the next step's start. */
+/* Appends a schedule entry of mesh k: from time t on it moves at `velocity` and turns at
+ * `omega` (rad/s, world frame) about its pivot. Its motion until its first entry is the one it
+ * has when that entry is added (gf_walls_add_mesh's, unless set since). */
+gf_status gf_walls_add_mesh_schedule(gf_walls *w, size_t k, double t, const double velocity[3],
+                                     const double omega[3]);
+/* The velocities (and meshes' angular velocities) in force at time t: of each scheduled body,
+ * its last entry with time <= t + tol (tol absorbs the rounding of a time summed step by step),
+ * else its base motion. Called at the start of every step: a change inside a step takes effect
+ * at the next step's start. */
 void gf_walls_apply_schedule(gf_walls *w, double t, double tol);
+
+/* How a mesh moves over a whole run, all its phases (its motion before any schedule entry and
+ * each entry) together: not at all; turning about one fixed axis through its pivot (each phase
+ * static or turning about that axis, either way, and none translating: the mesh then never
+ * leaves the solid of revolution its triangles sweep about the axis); anyhow else. */
+typedef enum { GF_MESH_STATIC, GF_MESH_FIXED_AXIS, GF_MESH_GENERAL } gf_mesh_motion;
+/* Of n phases given as velocities v[i] and angular velocities omega[i]; with GF_MESH_FIXED_AXIS
+ * the unit axis in `axis` (zero otherwise). Angular velocities count as along one axis when
+ * their cross product vanishes to 1e-12 of the product of their lengths. */
+gf_mesh_motion gf_mesh_motion_classify(size_t n, const double (*v)[3], const double (*omega)[3],
+                                       double axis[3]);
+/* Of mesh k with its schedule entries as added so far (the pivot is w->mesh_x[k], which a
+ * non-translating mesh keeps). */
+gf_mesh_motion gf_walls_mesh_motion(const gf_walls *w, size_t k, double axis[3]);
 
 gf_status gf_walls_add_box(gf_walls *w, const double lo[3], const double hi[3], int material);
 gf_status gf_walls_add_cylinder(gf_walls *w, const double centre[3], const double axis[3],
@@ -126,6 +151,8 @@ void gf_walls_advance_meshes(gf_walls *w, double dt);
  *      Box { min < .. >; max < .. >; velocity < .. >; Schedule { .. } }
  *      Cylinder { centre < .. >; axis < .. >; radius ..; length ..; velocity < .. >; Schedule {..}
  * }
+ *      Mesh { ..; velocity < .. >; angular_velocity < .. >;     // geometry_trimesh.c
+ *             Schedule { time 0.2; velocity < .. >; angular_velocity < .. >; } }  // 0 if left out
  *  }
  * Fills the domain bounds, the periodic flags and the walls. */
 gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
