@@ -40,6 +40,11 @@
 /* The cosine of 2 degrees: the manifold takes a face's normal as the contact's within that. */
 #define FACE_COS 0.99939082701909573
 
+/* The key of triangle t's face: the whole mesh's number of the triangle. */
+static int32_t face_key(const gf_trimesh *m, size_t t) {
+    return m->tri_id ? m->tri_id[t] : (int32_t)t;
+}
+
 /* Whether the point p (mesh frame) lies over triangle t along its normal, to rounding. */
 static int over_triangle(const gf_trimesh *m, size_t t, const double p[3]) {
     const double *nf = m->normal[t];
@@ -67,7 +72,7 @@ static gf_status face_points(const gf_body_pose *a, const gf_body_pose *b, const
     double sg = side < 0.0 ? -1.0 : 1.0, ns[3] = {sg * nf[0], sg * nf[1], sg * nf[2]}, nw[3];
     gf_quat_rotate(q, ns, nw);
     GF_TRY(gf_error_context(gf_manifold_build(a, b, nw, margin, pts, count),
-                            "triangle %zu of a mesh", t));
+                            "triangle %d of a mesh", (int)face_key(m, t)));
     int kept = 0;
     for (int k = 0; k < *count; ++k) {
         double pd[3] = {pts[k].p[0] - x[0], pts[k].p[1] - x[1], pts[k].p[2] - x[2]}, pl[3];
@@ -108,7 +113,7 @@ gf_status gf_collide_mesh(const gf_body_pose *a, const gf_trimesh *m, const doub
         gf_contact_point pts[GF_MANIFOLD_MAX];
         int count = 0;
         GF_TRY(gf_error_context(gf_collide(a, &b, margin, pts, GF_MANIFOLD_MAX, &count),
-                                "triangle %zu of a mesh", t));
+                                "triangle %d of a mesh", (int)face_key(m, t)));
         if (count == 0)
             continue;
         double nl[3];
@@ -122,7 +127,7 @@ gf_status gf_collide_mesh(const gf_body_pose *a, const gf_trimesh *m, const doub
         int surface;
         int32_t key = gf_trimesh_extreme(
             m, t, nl, fabs(along) >= FACE_COS ? FACING_SLOPE : EXTREME_SLOPE, &surface);
-        if (surface && key >= (int32_t)m->nt) {
+        if (surface && key >= (int32_t)m->key_nt) {
             /* an edge or corner: the first triangle sharing it that finds it reports it */
             int seen = 0;
             for (int k = 0; k < nshared && !seen; ++k)
@@ -137,7 +142,7 @@ gf_status gf_collide_mesh(const gf_body_pose *a, const gf_trimesh *m, const doub
             const double *v0 = m->v[m->tri[t][0]];
             double r[3] = {local[0] - v0[0], local[1] - v0[1], local[2] - v0[2]};
             GF_TRY(face_points(a, &b, m, t, x, q, gf_dot(r, nf), margin, pts, &count));
-            key = (int32_t)t;
+            key = face_key(m, t);
         }
         for (int k = 0; k < count; ++k)
             GF_TRY(fn(ctx, key * GF_MANIFOLD_MAX + k, &pts[k]));

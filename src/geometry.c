@@ -360,7 +360,12 @@ static gf_status read_mesh_schedules(gf_walls *w, gf_config_block *db) {
 
 gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int periodic[3],
                                 gf_config_block *root, const gf_materials *m) {
+    /* The STL reader chosen by the caller (collective under MPI) outlives the reset. */
+    gf_stl_reader read = w->stl_read;
+    const void *ctx = w->stl_ctx;
     gf_walls_init(w);
+    w->stl_read = read;
+    w->stl_ctx = ctx;
     gf_config_block *db = gf_config_section(root, "Domain");
     if (!db)
         return gf_error_status();

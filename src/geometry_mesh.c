@@ -94,17 +94,39 @@ static int clip_plane(const double p[3], const double n[3], const double lo[3], 
 
 gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const double hi[3],
                                  gf_geometry_mesh *m) {
+    return gf_geometry_mesh_build_share(w, lo, hi, NULL, m);
+}
+
+/* Mesh k's vertices at its present pose (world frame), nv x 3 (malloc'd). */
+static double *posed_vertices(const gf_walls *w, size_t k) {
+    const gf_trimesh *tm = w->mesh[k];
+    double *y = gf_malloc(3 * tm->nv + 1, sizeof *y);
+    if (!y)
+        return NULL;
+    for (size_t v = 0; v < tm->nv; ++v) {
+        gf_quat_rotate(w->mesh_q[k], tm->v[v], &y[3 * v]);
+        for (int d = 0; d < 3; ++d)
+            y[3 * v + d] += w->mesh_x[k][d];
+    }
+    return y;
+}
+
+gf_status gf_geometry_mesh_build_share(const gf_walls *w, const double lo[3], const double hi[3],
+                                       const gf_decomp *dec, gf_geometry_mesh *m) {
     gf_geometry_mesh_free(m);
+    /* The walls and obstacles are rank 0's. */
+    const int fixed = !dec || dec->rank == 0;
+    const size_t nwall = fixed ? w->count : 0, nbox = fixed ? w->nbox : 0,
+                 ncyl = fixed ? w->ncyl : 0;
     const int N = GF_MESH_CYLINDER_SIDES;
     size_t nv = 0, nt = 0;
     for (size_t k = 0; k < w->nmesh; ++k) {
         nv += w->mesh[k]->nv;
         nt += w->mesh[k]->nt;
     }
-    size_t maxp = 12 * w->count + 8 * w->nbox + 2 * (size_t)N * w->ncyl + nv;
-    size_t maxc = w->count + w->nbox + ((size_t)N + 2) * w->ncyl + nt;
-    size_t maxconn =
-        14 * w->count + 9 * w->nbox + (5 * (size_t)N + 2 * ((size_t)N + 2)) * w->ncyl + 5 * nt;
+    size_t maxp = 12 * nwall + 8 * nbox + 2 * (size_t)N * ncyl + nv;
+    size_t maxc = nwall + nbox + ((size_t)N + 2) * ncyl + nt;
+    size_t maxconn = 14 * nwall + 9 * nbox + (5 * (size_t)N + 2 * ((size_t)N + 2)) * ncyl + 5 * nt;
     m->points = gf_malloc(3 * maxp + 1, sizeof *m->points);
     m->conn = gf_malloc(maxconn + 1, sizeof *m->conn);
     m->kind = gf_malloc(maxc + 1, sizeof *m->kind);
@@ -113,7 +135,7 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
         gf_geometry_mesh_free(m);
         return gf_error_status();
     }
-    for (size_t k = 0; k < w->count; ++k) {
+    for (size_t k = 0; k < nwall; ++k) {
         double poly[12][3];
         int n = clip_plane(w->point[k], w->normal[k], lo, hi, poly);
         size_t first = m->npoints;
@@ -122,7 +144,7 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
         if (n >= 3)
             add_cell(m, GF_XDMF_POLYGON, first, n, GF_MESH_WALL, (int)k);
     }
-    for (size_t b = 0; b < w->nbox; ++b) {
+    for (size_t b = 0; b < nbox; ++b) {
         const double *l = w->box_lo[b], *h = w->box_hi[b];
         /* VTK's hexahedron order: the bottom face counter-clockwise, then the top. */
         const double corner[8][3] = {{l[0], l[1], l[2]}, {h[0], l[1], l[2]}, {h[0], h[1], l[2]},
@@ -133,7 +155,7 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
             add_point(m, corner[i]);
         add_cell(m, GF_XDMF_HEXAHEDRON, first, 8, GF_MESH_BOX, GF_BOX_BASE + (int)b);
     }
-    for (size_t c = 0; c < w->ncyl; ++c) {
+    for (size_t c = 0; c < ncyl; ++c) {
         const double *a = w->cyl_axis[c], *x = w->cyl_centre[c];
         double u[3], v[3], r = w->cyl_radius[c], hl = w->cyl_half_length[c];
         gf_orthonormal(a, u);
@@ -160,25 +182,50 @@ gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const do
         add_cell(m, GF_XDMF_POLYGON, first, N, GF_MESH_CYLINDER, body);
         add_cell(m, GF_XDMF_POLYGON, first + (size_t)N, N, GF_MESH_CYLINDER, body);
     }
-    /* Triangle meshes at their present pose, each triangle a polygon of 3 points. */
+    /* Triangle meshes at their present pose, each triangle a polygon of 3 points: the points of
+     * the triangles this share holds, in the mesh's order. */
     for (size_t k = 0; k < w->nmesh; ++k) {
         const gf_trimesh *tm = w->mesh[k];
-        size_t first = m->npoints;
-        for (size_t v = 0; v < tm->nv; ++v) {
-            double y[3];
-            gf_quat_rotate(w->mesh_q[k], tm->v[v], y);
-            for (int d = 0; d < 3; ++d)
-                y[d] += w->mesh_x[k][d];
-            add_point(m, y);
+        double *y = posed_vertices(w, k);
+        int64_t *point = gf_malloc(tm->nv + 1, sizeof *point);
+        unsigned char *mine = gf_malloc(tm->nt + 1, 1);
+        if (!y || !point || !mine) {
+            free(y);
+            free(point);
+            free(mine);
+            gf_geometry_mesh_free(m);
+            return gf_error_status();
         }
+        for (size_t v = 0; v < tm->nv; ++v)
+            point[v] = -1;
         for (size_t t = 0; t < tm->nt; ++t) {
+            double c[3];
+            for (int d = 0; d < 3; ++d)
+                c[d] = (y[3 * tm->tri[t][0] + d] + y[3 * tm->tri[t][1] + d] +
+                        y[3 * tm->tri[t][2] + d]) /
+                       3.0;
+            mine[t] = !dec || gf_walls_region_owner(dec, c) == dec->rank;
+            for (int j = 0; j < 3 && mine[t]; ++j)
+                point[tm->tri[t][j]] = 0;
+        }
+        for (size_t v = 0; v < tm->nv; ++v)
+            if (point[v] == 0) {
+                point[v] = (int64_t)m->npoints;
+                add_point(m, &y[3 * v]);
+            }
+        for (size_t t = 0; t < tm->nt; ++t) {
+            if (!mine[t])
+                continue;
             m->conn[m->nconn++] = GF_XDMF_POLYGON;
             m->conn[m->nconn++] = 3;
             for (int c = 0; c < 3; ++c)
-                m->conn[m->nconn++] = (int64_t)(first + (size_t)tm->tri[t][c]);
+                m->conn[m->nconn++] = point[tm->tri[t][c]];
             m->kind[m->ncells] = GF_MESH_TRIANGLES;
             m->body[m->ncells++] = GF_MESH_BASE + (int)k;
         }
+        free(y);
+        free(point);
+        free(mine);
     }
     return GF_OK;
 }

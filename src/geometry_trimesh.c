@@ -146,7 +146,8 @@ void gf_walls_advance_meshes(gf_walls *w, double dt) {
 /* ---------------------------------------------------------------------------------------- */
 /* Configuration                                                                              */
 
-static gf_status mesh_soup(gf_config_block *b, double **corners, size_t *nt, double pivot[3]) {
+static gf_status mesh_soup(const gf_walls *walls, gf_config_block *b, double **corners, size_t *nt,
+                           double pivot[3]) {
     static const double zero[3] = {0.0, 0.0, 0.0}, ez[3] = {0.0, 0.0, 1.0}, ex[3] = {1.0, 0.0, 0.0};
     char file[1024], shape[32];
     GF_TRY(gf_config_get_string(b, "file", "", file, sizeof file));
@@ -163,7 +164,9 @@ static gf_status mesh_soup(gf_config_block *b, double **corners, size_t *nt, dou
         GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
         GF_TRY(gf_config_check_range(b, "scale", scale, 1e-12, 1e12));
         GF_TRY(gf_config_get_vec3(b, "offset", zero, offset));
-        GF_TRY(gf_error_context(gf_trimesh_read_stl(file, corners, nt), "%s", where));
+        gf_status read = walls->stl_read ? walls->stl_read(walls->stl_ctx, file, corners, nt)
+                                         : gf_trimesh_read_stl(file, corners, nt);
+        GF_TRY(gf_error_context(read, "%s", where));
         for (size_t k = 0; k < 3 * *nt; ++k)
             for (int d = 0; d < 3; ++d)
                 (*corners)[3 * k + d] = scale * (*corners)[3 * k + d] + offset[d];
@@ -228,7 +231,7 @@ gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const g
         double *corners = NULL, pivot[3], v[3], omega[3];
         size_t nt = 0;
         int mat;
-        gf_status st = mesh_soup(b, &corners, &nt, pivot);
+        gf_status st = mesh_soup(w, b, &corners, &nt, pivot);
         if (st == GF_OK)
             st = gf_config_get_vec3(b, "velocity", zero, v);
         if (st == GF_OK)

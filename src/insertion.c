@@ -546,13 +546,17 @@ static gf_status event(gf_insertion *s, double time, double due, const gf_walls 
         for (int64_t c = 0; c < batch; ++c) {
             draw_candidate(s, m, key, (uint64_t)(used + c), &cand[c]);
             flag[c] = grid_overlaps(&near, &cand[c], s->clumps);
+            /* The geometry too, by the rank whose region holds the candidate: under MPI each
+             * rank keeps only the mesh triangles near its subdomain, the union decides. */
+            if (!flag[c] &&
+                (!par || !decomp || gf_walls_region_owner(decomp, cand[c].x) == decomp->rank))
+                flag[c] = gf_bodies_blocked(w, &cand[c], s->clumps);
         }
         if (par)
             st = gf_par_allreduce_i64(par, flag, (int)batch, GF_PAR_MAX);
         for (int64_t c = 0; c < batch && st == GF_OK && !satisfied(s, due); ++c) {
             gf_particle *rec = &cand[c];
-            if (flag[c] || gf_bodies_blocked(w, rec, s->clumps) ||
-                grid_overlaps(&accepted, rec, s->clumps))
+            if (flag[c] || grid_overlaps(&accepted, rec, s->clumps))
                 continue;
             placed b = {{rec->x[0], rec->x[1], rec->x[2]},
                         {rec->q[0], rec->q[1], rec->q[2], rec->q[3]},

@@ -952,42 +952,90 @@ static void write_state(h5file *f, const gf_sim *sim) {
 
 typedef void (*file_writer)(h5file *f, const gf_output *o, const gf_sim *sim);
 
+/* The cells of /geometry this rank writes (gf_geometry_mesh_build_share) and their offsets and
+ * totals over the ranks (points, cells, connectivity). Collective. */
+static gf_status geometry_share(const gf_sim *sim, gf_geometry_mesh *m, int64_t off[3],
+                                int64_t total[3]) {
+    const gf_decomp *d = sim->distributed ? &sim->xch.decomp : NULL;
+    gf_status st = gf_geometry_mesh_build_share(&sim->walls, sim->lo, sim->hi, d, m);
+    int64_t n[4] = {(int64_t)m->npoints, (int64_t)m->ncells, (int64_t)m->nconn, 0};
+    for (size_t k = 0; k < m->ncells; ++k)
+        n[3] += m->kind[k] == GF_MESH_TRIANGLES;
+    for (int k = 0; k < 3; ++k)
+        off[k] = 0;
+    if (sim->par) {
+        st = gf_par_agree(sim->par, st, NULL);
+        for (int k = 0; k < 3 && st == GF_OK; ++k)
+            st = gf_par_exscan_i64(sim->par, n[k], &off[k]);
+        if (st == GF_OK)
+            st = gf_par_allreduce_i64(sim->par, n, 4, GF_PAR_SUM);
+    }
+    GF_TRY(st);
+    memcpy(total, n, 3 * sizeof *total);
+    /* Every triangle once: the rank writing it holds it (see gf_walls_region). */
+    int64_t want = 0;
+    for (size_t k = 0; k < sim->walls.nmesh; ++k)
+        want += (int64_t)sim->walls.mesh[k]->key_nt;
+    if (n[3] != want)
+        return gf_error_everywhere(GF_ERROR(GF_ERR_STATE,
+                                            "the ranks hold %lld of the meshes' %lld triangles "
+                                            "for the snapshot's geometry",
+                                            (long long)n[3], (long long)want));
+    return GF_OK;
+}
+
 /* /geometry: the walls (clipped to the box), boxes and cylinders at the snapshot's time as a
- * surface mesh in XDMF's mixed topology, with each cell's kind, body and velocity (rank 0's
- * rows; every rank builds the same mesh to know the sizes). */
+ * surface mesh in XDMF's mixed topology, with each cell's kind, body and velocity: rank 0's
+ * walls and obstacles, then each rank's share of the mesh triangles at offsets, its points'
+ * indices shifted by the points before its own. */
 static void write_geometry(h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
         return;
     gf_geometry_mesh m;
     gf_geometry_mesh_init(&m);
-    h5_local(f, gf_geometry_mesh_build(&sim->walls, sim->lo, sim->hi, &m));
+    int64_t off[3], total[3];
+    gf_status st = geometry_share(sim, &m, off, total);
+    if (st != GF_OK) {
+        /* Collective already: every rank has the same failure. */
+        f->st = st;
+        gf_geometry_mesh_free(&m);
+        return;
+    }
     double *vel = gf_malloc(3 * m.ncells + 1, sizeof *vel);
     if (!vel)
         h5_local(f, gf_error_status());
-    if (h5_agree(f) != GF_OK || m.ncells == 0) {
+    if (h5_agree(f) != GF_OK || total[1] == 0) {
         gf_geometry_mesh_free(&m);
         free(vel);
         return;
     }
     for (size_t k = 0; k < m.ncells; ++k)
         memcpy(&vel[3 * k], sim->walls.velocity[m.body[k]], 3 * sizeof *vel);
-    int mine = f->rank == 0;
+    for (size_t at = 0; at < m.nconn;) {
+        int64_t n = m.conn[at] == GF_XDMF_POLYGON      ? m.conn[at + 1]
+                    : m.conn[at] == GF_XDMF_HEXAHEDRON ? 8
+                                                       : 4;
+        at += m.conn[at] == GF_XDMF_POLYGON ? 2 : 1;
+        for (int64_t j = 0; j < n; ++j)
+            m.conn[at++] += off[0];
+    }
     hid_t g = group_create(f, "geometry");
-    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, mine ? m.npoints : 0, 0, m.npoints, m.points,
-               "m", "mesh points of the walls (clipped to the box) and obstacles");
-    dset_write(f, g, "topology", H5T_NATIVE_INT64, 1, mine ? m.nconn : 0, 0, m.nconn, m.conn, "1",
+    dset_write(f, g, "position", H5T_NATIVE_DOUBLE, 3, m.npoints, (size_t)off[0], (size_t)total[0],
+               m.points, "m", "mesh points of the walls (clipped to the box) and obstacles");
+    dset_write(f, g, "topology", H5T_NATIVE_INT64, 1, m.nconn, (size_t)off[2], (size_t)total[2],
+               m.conn, "1",
                "XDMF mixed topology: per cell its type (3 polygon, 5 quadrilateral, 9 "
                "hexahedron), for polygons the number of points, then the point indices");
-    dset_write(f, g, "kind", H5T_NATIVE_INT32, 1, mine ? m.ncells : 0, 0, m.ncells, m.kind, "1",
-               "per cell: 0 wall, 1 box, 2 cylinder");
+    dset_write(f, g, "kind", H5T_NATIVE_INT32, 1, m.ncells, (size_t)off[1], (size_t)total[1],
+               m.kind, "1", "per cell: 0 wall, 1 box, 2 cylinder");
     char desc[160];
     snprintf(desc, sizeof desc,
              "per cell: the wall index, %d + box index, %d + cylinder index (as in contacts)",
              GF_BOX_BASE, GF_CYL_BASE);
-    dset_write(f, g, "body", H5T_NATIVE_INT32, 1, mine ? m.ncells : 0, 0, m.ncells, m.body, "1",
-               desc);
-    dset_write(f, g, "velocity", H5T_NATIVE_DOUBLE, 3, mine ? m.ncells : 0, 0, m.ncells, vel, "m/s",
-               "per cell: the velocity of its wall or obstacle");
+    dset_write(f, g, "body", H5T_NATIVE_INT32, 1, m.ncells, (size_t)off[1], (size_t)total[1],
+               m.body, "1", desc);
+    dset_write(f, g, "velocity", H5T_NATIVE_DOUBLE, 3, m.ncells, (size_t)off[1], (size_t)total[1],
+               vel, "m/s", "per cell: the velocity of its wall or obstacle");
     if (g >= 0)
         H5Gclose(g);
     gf_geometry_mesh_free(&m);
@@ -2021,21 +2069,23 @@ static gf_status snapshot(gf_output *o, gf_sim *sim) {
                     o->contacts && sim->contacts.keep_points ? (int64_t)sim->contacts.count : 0};
     if (sim->par)
         GF_TRY(gf_par_allreduce_i64(sim->par, n, 3, GF_PAR_SUM));
+    /* The geometry's sizes: the ranks' shares together. */
+    gf_geometry_mesh m;
+    gf_geometry_mesh_init(&m);
+    int64_t goff[3], gtotal[3];
+    gf_status st = geometry_share(sim, &m, goff, gtotal);
+    gf_geometry_mesh_free(&m);
+    GF_TRY(st);
     /* Rank 0 keeps the list and writes the XDMF file. */
-    gf_status st = GF_OK;
     if (!sim->par || sim->par->rank == 0) {
         gf_snapshot_entry e = {
             .time = sim->time, .particles = n[0], .members = n[1], .contacts = n[2]};
         snprintf(e.file, sizeof e.file, "%s", name);
-        gf_geometry_mesh m;
-        gf_geometry_mesh_init(&m);
-        st = gf_geometry_mesh_build(&sim->walls, sim->lo, sim->hi, &m);
-        if (st == GF_OK && m.ncells > 0) {
-            e.geometry[0] = (long long)m.npoints;
-            e.geometry[1] = (long long)m.ncells;
-            e.geometry[2] = (long long)m.nconn;
+        if (gtotal[1] > 0) {
+            e.geometry[0] = (long long)gtotal[0];
+            e.geometry[1] = (long long)gtotal[1];
+            e.geometry[2] = (long long)gtotal[2];
         }
-        gf_geometry_mesh_free(&m);
         if (st == GF_OK)
             st = add_snapshot(o, &e);
         if (st == GF_OK)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "granflow/log.h"
+#include "granflow/trimesh.h"
 #include "par_internal.h"
 
 gf_status gf_par_check(int rc, const char *what, const char *file, int line) {
@@ -105,6 +106,42 @@ gf_status gf_par_bcast_text(const gf_par *par, int root, char **text, size_t *le
         off += (uint64_t)chunk;
     }
     (*text)[n] = '\0';
+    return GF_OK;
+}
+
+gf_status gf_par_bcast_doubles(const gf_par *par, int root, double **data, size_t *n) {
+    uint64_t count = par->rank == root ? (uint64_t)*n : 0;
+    MPI_TRY(MPI_Bcast(&count, 1, MPI_UINT64_T, root, par->comm));
+    int ok = 1;
+    if (par->rank != root) {
+        *data = gf_malloc((size_t)count + 1, sizeof **data);
+        ok = *data != NULL;
+        *n = (size_t)count;
+    }
+    /* A rank out of memory must not leave the root waiting in the broadcasts. */
+    GF_TRY(gf_par_agree(par, ok ? GF_OK : gf_error_status(), NULL));
+    for (uint64_t off = 0; off < count;) {
+        int chunk = (int)((count - off) > (1u << 27) ? (1u << 27) : (count - off));
+        MPI_TRY(MPI_Bcast(*data + off, chunk, MPI_DOUBLE, root, par->comm));
+        off += (uint64_t)chunk;
+    }
+    return GF_OK;
+}
+
+gf_status gf_par_read_stl(const gf_par *par, const char *path, double **corners, size_t *nt) {
+    *corners = NULL;
+    *nt = 0;
+    gf_status st = par->rank == 0 ? gf_trimesh_read_stl(path, corners, nt) : GF_OK;
+    st = gf_par_agree(par, st, NULL);
+    size_t n = 9 * *nt;
+    if (st == GF_OK)
+        st = gf_par_bcast_doubles(par, 0, corners, &n);
+    if (st != GF_OK) {
+        free(*corners);
+        *corners = NULL;
+        return st;
+    }
+    *nt = n / 9;
     return GF_OK;
 }
 

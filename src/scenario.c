@@ -390,6 +390,16 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
         return gf_error_status();
     for (size_t i = 0; i < p->n_local; ++i)
         mark_occupied(in, decomp, p, i, m, key, occ);
+    /* Points the obstacles block, by the rank whose region holds them: under MPI each rank
+     * keeps only the mesh triangles near its subdomain. */
+    for (long j = 0; j < in->ny; ++j)
+        for (long k = 0; k < in->nz; ++k) {
+            double x[3];
+            grid_point(in, j, k, x);
+            if ((!par || !decomp || gf_walls_region_owner(decomp, x) == decomp->rank) &&
+                gf_walls_overlap(&obstacles, x, in->radius))
+                occ[j * in->nz + k] = 1;
+        }
     gf_status st = GF_OK;
     if (par)
         st = gf_par_allreduce_i64(par, occ, (int)npts, GF_PAR_MAX);
@@ -399,7 +409,7 @@ gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_deco
             double x[3];
             grid_point(in, j, k, x);
             int64_t index = j * in->nz + k;
-            if (occ[index] || gf_walls_overlap(&obstacles, x, in->radius))
+            if (occ[index])
                 continue;
             made++;
             if (decomp && !gf_decomp_owns(decomp, x))

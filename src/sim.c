@@ -11,6 +11,7 @@
 #include "granflow/log.h"
 #include "granflow/particle_file.h"
 #include "granflow/scenario.h"
+#include "granflow/vec.h"
 
 gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     memset(sim, 0, sizeof *sim);
@@ -162,8 +163,17 @@ static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
     return st;
 }
 
+static gf_status read_stl_shared(const void *par, const char *path, double **corners, size_t *nt) {
+    return gf_par_read_stl(par, path, corners, nt);
+}
+
 gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     gf_config_block *root = gf_config_root(cfg);
+    /* Mesh files are read by one rank for all. */
+    if (sim->par) {
+        sim->walls.stl_read = read_stl_shared;
+        sim->walls.stl_ctx = sim->par;
+    }
     GF_TRY(gf_materials_configure(&sim->materials, root));
     GF_TRY(
         gf_geometry_configure(&sim->walls, sim->lo, sim->hi, sim->periodic, root, &sim->materials));
@@ -320,6 +330,13 @@ static gf_status update_margin(gf_sim *sim) {
                         "under half a radius (warned once)",
                         sim->step, v, disp, disp / m[1], 0.5 * m[1] / v);
     }
+    if (sim->mesh_halo > 0.0 && m[1] + sim->margin > sim->mesh_halo)
+        return gf_error_everywhere(GF_ERROR(
+            GF_ERR_UNSUPPORTED,
+            "at step %ld particles reach %g m beyond their subdomain (radius %g m and margin %g m, "
+            "fastest particle %g m/s) but each rank holds only the mesh triangles within %g m "
+            "of it: reduce Time.dt",
+            sim->step, m[1] + sim->margin, m[1], sim->margin, m[0], sim->mesh_halo));
     if (sim->distributed) {
         /* From reduced maxima: every rank finds this alike. */
         GF_TRY(gf_error_everywhere(
@@ -349,12 +366,59 @@ static gf_status exchange(gf_sim *sim) {
     return GF_OK;
 }
 
+/* Each rank keeps the mesh triangles its particles can meet: within a halo of its subdomain.
+ * When contacts are found, right after the migration, an owned particle's centre lies in its
+ * subdomain (or beyond the domain's faces, where the region is unbounded), and its mesh
+ * contacts lie within its bounding radius plus the margin: the halo must bound max_radius +
+ * margin for the whole run. The margin is the speculative one, frac r + dt (2 v + v_wall); in
+ * a run whose particles move at most half a radius per step (beyond that the time step is
+ * warned of as coarse) it stays below (1 + frac) r + dt v_wall, so twice (2 + frac) r + dt
+ * v_wall leaves room for particles three times as fast. update_margin checks it every step
+ * (an agreed error, never a missed contact). Once, at the first start, after the generators
+ * and bodies have been placed against the whole meshes (they test every site on every rank). */
+static gf_status localize_meshes(gf_sim *sim) {
+    if (!sim->distributed || sim->walls.nmesh == 0 || sim->mesh_halo > 0.0)
+        return GF_OK;
+    double r = sim->max_radius;
+    if (sim->lattice.enabled)
+        r = fmax(r, sim->lattice.radius);
+    if (sim->inflow.enabled)
+        r = fmax(r, sim->inflow.radius);
+    r = fmax(r, sim->inserts.reach);
+    double vwall = gf_walls_max_speed(&sim->walls);
+    for (size_t k = 0; k < sim->walls.nsched; ++k)
+        vwall = fmax(vwall, gf_norm(sim->walls.sched_velocity[k]));
+    double halo =
+        2.0 * ((2.0 + sim->margin_fraction) * r + sim->dt * vwall) + sim->margin_tolerance;
+    halo = fmax(halo, 2.0 * (sim->max_radius + sim->margin));
+    if (!(halo > 0.0))
+        return GF_OK; /* no particles ever: nothing to meet */
+    double lo[3], hi[3];
+    gf_walls_region(&sim->xch.decomp, halo, lo, hi);
+    GF_TRY(gf_walls_localize_meshes(&sim->walls, lo, hi));
+    sim->mesh_halo = halo;
+    /* What the ranks hold, against the meshes' triangles. */
+    int64_t held[3] = {0, 0, 0};
+    for (size_t k = 0; k < sim->walls.nmesh; ++k) {
+        held[0] += (int64_t)sim->walls.mesh[k]->nt;
+        held[2] += (int64_t)sim->walls.mesh[k]->key_nt;
+    }
+    held[1] = -held[0];
+    GF_TRY(gf_par_allreduce_i64(sim->par, held, 2, GF_PAR_MAX));
+    if (sim->par->rank == 0)
+        gf_log_info("Meshes: each rank holds %lld to %lld of their %lld triangles (within %.3g m "
+                    "of its subdomain)",
+                    (long long)-held[1], (long long)held[0], (long long)held[2], halo);
+    return GF_OK;
+}
+
 gf_status gf_sim_start(gf_sim *sim) {
     /* The velocities of the scheduled geometry at the start (or restart) time. */
     gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
-        return GF_OK;
+        return localize_meshes(sim);
     GF_TRY(exchange(sim));
+    GF_TRY(localize_meshes(sim));
     GF_TRY(count_global(sim));
     if (sim->expected_particles == 0)
         sim->expected_particles = sim->global_particles;

@@ -22,6 +22,9 @@ void gf_trimesh_free(gf_trimesh *m) {
     free(m->vert_tri);
     free(m->cell_start);
     free(m->cell_tri);
+    free(m->tri_id);
+    free(m->edge_id);
+    free(m->vert_id);
     gf_trimesh_init(m);
 }
 
@@ -307,8 +310,138 @@ gf_status gf_trimesh_build(gf_trimesh *m, size_t nt, const double *corners) {
         st = build_vertex_lists(m);
     if (st == GF_OK)
         st = build_grid(m);
+    m->key_nt = m->nt;
+    m->key_ne = m->ne;
     if (st != GF_OK)
         gf_trimesh_free(m);
+    return st;
+}
+
+/* Numbers the flagged items of n in their order: map[i] the new index or -1; returns the count
+ * and, in *ids (malloc'd), each new item's old index as the whole mesh numbers it (through
+ * `old_ids` when the mesh is itself a part). */
+static gf_status renumber(size_t n, const unsigned char *used, const int32_t *old_ids, int32_t *map,
+                          int32_t **ids, size_t *count) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; ++i)
+        c += used[i] != 0;
+    *ids = gf_malloc(c + 1, sizeof **ids);
+    if (!*ids)
+        return gf_error_status();
+    c = 0;
+    for (size_t i = 0; i < n; ++i) {
+        map[i] = used[i] ? (int32_t)c : -1;
+        if (used[i])
+            (*ids)[c++] = old_ids ? old_ids[i] : (int32_t)i;
+    }
+    *count = c;
+    return GF_OK;
+}
+
+/* A CSR list (start, items: triangles of the whole mesh) restricted to the kept items of the
+ * kept rows, renumbered by row_map and tri_map, into *start / *items (malloc'd). */
+static gf_status restrict_csr(size_t nrows, const int32_t *start, const int32_t *items,
+                              const int32_t *row_map, size_t nrows_new, const int32_t *tri_map,
+                              int32_t **new_start, int32_t **new_items) {
+    *new_start = gf_calloc(nrows_new + 1, sizeof **new_start);
+    size_t total = 0;
+    for (size_t r = 0; r < nrows; ++r)
+        if (row_map[r] >= 0)
+            for (int32_t s = start[r]; s < start[r + 1]; ++s)
+                total += tri_map[items[s]] >= 0;
+    *new_items = gf_malloc(total + 1, sizeof **new_items);
+    if (!*new_start || !*new_items)
+        return gf_error_status();
+    size_t at = 0;
+    for (size_t r = 0; r < nrows; ++r) {
+        if (row_map[r] < 0)
+            continue;
+        (*new_start)[row_map[r]] = (int32_t)at;
+        for (int32_t s = start[r]; s < start[r + 1]; ++s)
+            if (tri_map[items[s]] >= 0)
+                (*new_items)[at++] = tri_map[items[s]];
+    }
+    (*new_start)[nrows_new] = (int32_t)at;
+    return GF_OK;
+}
+
+gf_status gf_trimesh_subset(const gf_trimesh *whole, const unsigned char *keep, gf_trimesh *part) {
+    gf_trimesh_free(part);
+    size_t nt = whole->nt, nv = whole->nv, ne = whole->ne;
+    int32_t *tmap = gf_malloc(nt + 1, sizeof *tmap), *vmap = gf_malloc(nv + 1, sizeof *vmap),
+            *emap = gf_malloc(ne + 1, sizeof *emap);
+    unsigned char *vused = gf_calloc(nv + 1, 1), *eused = gf_calloc(ne + 1, 1);
+    gf_status st = tmap && vmap && emap && vused && eused ? GF_OK : gf_error_status();
+    for (size_t t = 0; st == GF_OK && t < nt; ++t)
+        if (keep[t])
+            for (int k = 0; k < 3; ++k) {
+                vused[whole->tri[t][k]] = 1;
+                eused[whole->edge[t][k]] = 1;
+            }
+    if (st == GF_OK)
+        st = renumber(nt, keep, whole->tri_id, tmap, &part->tri_id, &part->nt);
+    if (st == GF_OK)
+        st = renumber(nv, vused, whole->vert_id, vmap, &part->vert_id, &part->nv);
+    if (st == GF_OK)
+        st = renumber(ne, eused, whole->edge_id, emap, &part->edge_id, &part->ne);
+    if (st == GF_OK) {
+        part->v = gf_malloc(part->nv + 1, sizeof *part->v);
+        part->tri = gf_malloc(part->nt + 1, sizeof *part->tri);
+        part->normal = gf_malloc(part->nt + 1, sizeof *part->normal);
+        part->edge = gf_malloc(part->nt + 1, sizeof *part->edge);
+        if (!part->v || !part->tri || !part->normal || !part->edge)
+            st = gf_error_status();
+    }
+    if (st == GF_OK) {
+        for (int d = 0; d < 3; ++d) {
+            part->lo[d] = INFINITY;
+            part->hi[d] = -INFINITY;
+        }
+        for (size_t v = 0; v < nv; ++v)
+            if (vmap[v] >= 0) {
+                memcpy(part->v[vmap[v]], whole->v[v], sizeof part->v[0]);
+                for (int d = 0; d < 3; ++d) {
+                    part->lo[d] = fmin(part->lo[d], whole->v[v][d]);
+                    part->hi[d] = fmax(part->hi[d], whole->v[v][d]);
+                }
+            }
+        for (size_t t = 0; t < nt; ++t) {
+            if (tmap[t] < 0)
+                continue;
+            for (int k = 0; k < 3; ++k) {
+                part->tri[tmap[t]][k] = vmap[whole->tri[t][k]];
+                part->edge[tmap[t]][k] = emap[whole->edge[t][k]];
+            }
+            memcpy(part->normal[tmap[t]], whole->normal[t], sizeof part->normal[0]);
+        }
+        /* The whole mesh's rounding scale: a part finds equal points equal alike. */
+        part->size = whole->size;
+        part->key_nt = whole->key_nt;
+        part->key_ne = whole->key_ne;
+        st = restrict_csr(ne, whole->edge_start, whole->edge_tri, emap, part->ne, tmap,
+                          &part->edge_start, &part->edge_tri);
+    }
+    if (st == GF_OK)
+        st = restrict_csr(nv, whole->vert_start, whole->vert_tri, vmap, part->nv, tmap,
+                          &part->vert_start, &part->vert_tri);
+    if (st == GF_OK && part->nt > 0)
+        st = build_grid(part);
+    if (st == GF_OK && part->nt == 0) {
+        /* Nothing kept: an empty grid that no query enters (lo > hi). */
+        part->cell = 1.0;
+        part->ncell[0] = part->ncell[1] = part->ncell[2] = 1;
+        part->cell_start = gf_calloc(2, sizeof *part->cell_start);
+        part->cell_tri = gf_malloc(1, sizeof *part->cell_tri);
+        if (!part->cell_start || !part->cell_tri)
+            st = gf_error_status();
+    }
+    free(tmap);
+    free(vmap);
+    free(emap);
+    free(vused);
+    free(eused);
+    if (st != GF_OK)
+        gf_trimesh_free(part);
     return st;
 }
 
@@ -372,18 +505,18 @@ int gf_trimesh_closest(const gf_trimesh *m, size_t t, const double x[3], double 
 static int32_t feature(const gf_trimesh *m, size_t t, int f, const int32_t **share, int *nshare) {
     if (f == 0) {
         *nshare = 0;
-        return (int32_t)t;
+        return m->tri_id ? m->tri_id[t] : (int32_t)t;
     }
     if (f <= 3) {
         int32_t e = m->edge[t][f - 1];
         *share = &m->edge_tri[m->edge_start[e]];
         *nshare = m->edge_start[e + 1] - m->edge_start[e];
-        return (int32_t)m->nt + e;
+        return (int32_t)m->key_nt + (m->edge_id ? m->edge_id[e] : e);
     }
     int32_t v = m->tri[t][f - 4];
     *share = &m->vert_tri[m->vert_start[v]];
     *nshare = m->vert_start[v + 1] - m->vert_start[v];
-    return (int32_t)(m->nt + m->ne) + v;
+    return (int32_t)(m->key_nt + m->key_ne) + (m->vert_id ? m->vert_id[v] : v);
 }
 
 gf_status gf_trimesh_candidates(const gf_trimesh *m, const double x[3], double reach, int32_t **buf,

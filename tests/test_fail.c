@@ -160,6 +160,53 @@ static void test_granflow_restart_coincident(void **state) {
     }
 }
 
+/* A mesh file missing or damaged: one rank reads it for all, and every rank ends with its
+ * error, agreed (printed once, exit status 1, no rank aborting the job alone), promptly. */
+static void write_text(const char *name, const char *text) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_mesh_file_error(const char *stl, const char *what) {
+    char cfg[1024], args[1024], *out = NULL;
+    snprintf(cfg, sizeof cfg,
+             "Domain { min < 0, 0, 0 >; max < 0.1, 0.1, 0.1 >; box_walls true;\n"
+             "  Mesh { file \"%s\"; material glass; } }\n"
+             "Materials { Material { name glass; density 2500; } }\n"
+             "Lattice { count < 4, 4, 4 >; origin < 0.02, 0.02, 0.05 >; spacing 0.012; radius "
+             "0.004; material glass; }\n"
+             "Time { dt 1e-4; steps 5; }\nOutput { progress_every 0; snapshot_every 0; }\n",
+             stl);
+    write_text("mesh.cfg", cfg);
+    snprintf(args, sizeof args, "%s mesh.cfg -Output.directory=out -Output.checkpoint=out/c.h5",
+             GRANFLOW_EXE);
+    double seconds = 0.0;
+    int rc = run_job(2, args, &out, &seconds);
+    if (rc == 137 || rc == 124 || rc == -1 || seconds >= JOB_SECONDS - 1)
+        fail_msg("a bad mesh file hung the job (killed after %.0f s):\n%s", seconds, out);
+    if (rc != 1 || seconds > PROMPT_SECONDS)
+        fail_msg("a bad mesh file: exit status %d after %.1f s (want 1, promptly):\n%s", rc,
+                 seconds, out);
+    const char *first = strstr(out, what);
+    if (!first || !strstr(out, stl) || strstr(first + 1, what) || strstr(out, "job is aborted"))
+        fail_msg("a bad mesh file should end every rank with its error '%s' (naming %s) said "
+                 "once:\n%s",
+                 what, stl, out);
+    free(out);
+}
+
+static void test_bad_mesh_file(void **state) {
+    (void)state;
+    expect_mesh_file_error("nowhere.stl", "cannot open STL file");
+    write_text("damaged.stl", "solid plate\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n"
+                              "   vertex 1 0 zz\n");
+    expect_mesh_file_error("damaged.stl", "'zz' is not a finite number");
+}
+
 static int setup(void **state) {
     (void)state;
     return gf_test_tmpdir(tmpdir, sizeof tmpdir, "fail");
@@ -177,6 +224,7 @@ int main(void) {
         cmocka_unit_test(test_non_finite_velocity),
         cmocka_unit_test(test_moved_too_far),
         cmocka_unit_test(test_granflow_restart_coincident),
+        cmocka_unit_test(test_bad_mesh_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

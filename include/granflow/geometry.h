@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "granflow/config.h"
+#include "granflow/decomp.h"
 #include "granflow/error.h"
 #include "granflow/material.h"
 #include "granflow/shape.h"
@@ -26,6 +27,9 @@
 #define GF_MAX_BODIES (GF_MESH_BASE + GF_MAX_MESHES)
 /* The most velocity changes of all schedules together. */
 #define GF_MAX_SCHEDULE 256
+
+/* Reads an STL file into a triangle soup, like gf_trimesh_read_stl. */
+typedef gf_status (*gf_stl_reader)(const void *ctx, const char *path, double **corners, size_t *nt);
 
 typedef struct {
     size_t count; /* walls */
@@ -58,6 +62,11 @@ typedef struct {
      * is added (gf_walls_add_mesh_schedule). */
     double sched_omega[GF_MAX_SCHEDULE][3];
     double mesh_base_omega[GF_MAX_MESHES][3];
+    /* How Mesh files are read: NULL reads them here (gf_trimesh_read_stl); under MPI the
+     * simulation sets a collective reader (gf_par_read_stl: one rank reads, every rank gets the
+     * triangles or the same error), which gf_geometry_configure keeps. */
+    gf_stl_reader stl_read;
+    const void *stl_ctx;
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
@@ -139,6 +148,21 @@ gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const g
 int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r);
 /* How deep a sphere at x of radius r reaches into mesh k (0 when clear). */
 double gf_walls_mesh_depth(const gf_walls *w, size_t k, const double x[3], double r);
+/* The region where this rank's particles can meet the geometry: its subdomain of d, unbounded
+ * outwards on the domain's faces (a particle a hair or more outside the box stays with the
+ * edge rank), grown by `halo` elsewhere. */
+void gf_walls_region(const gf_decomp *d, double halo, double lo[3], double hi[3]);
+/* A rank whose region holds the point x whatever the halo: that of x's cell clamped into the
+ * box (never wrapped). Under MPI it holds every mesh triangle near x, so tests of the geometry
+ * near x made there are exact. */
+int gf_walls_region_owner(const gf_decomp *d, const double x[3]);
+/* Keeps of each mesh only the triangles that can come into the box [lo, hi] (infinite bounds
+ * allowed) during the run, with every triangle sharing a vertex with one of them (so that the
+ * contact rule, which looks at the neighbours of a feature, sees all of them): a static mesh's
+ * triangles where they are; a turning mesh's whose body of revolution about the axis meets the
+ * box (their range of distance from the axis and of position along it meets the box's); of
+ * any other motion all. Feature keys stay the whole mesh's. */
+gf_status gf_walls_localize_meshes(gf_walls *w, const double lo[3], const double hi[3]);
 /* Moves and turns the meshes by dt (gf_walls_advance calls it). */
 void gf_walls_advance_meshes(gf_walls *w, double dt);
 

@@ -37,5 +37,11 @@ void gf_geometry_mesh_free(gf_geometry_mesh *m);
  * obstacles of `w` at their present positions. */
 gf_status gf_geometry_mesh_build(const gf_walls *w, const double lo[3], const double hi[3],
                                  gf_geometry_mesh *m);
+/* This rank's share of that mesh under the decomposition d (NULL: all of it), so that the
+ * ranks' shares hold every cell once: rank 0 the walls and obstacles, each rank the triangles
+ * whose centroid gf_walls_region_owner gives it (the rank holds the triangle), with the points
+ * they use (a point shared by triangles of two ranks appears in both shares). */
+gf_status gf_geometry_mesh_build_share(const gf_walls *w, const double lo[3], const double hi[3],
+                                       const gf_decomp *d, gf_geometry_mesh *m);
 
 #endif

@@ -42,6 +42,14 @@ gf_status gf_par_agree(const gf_par *par, gf_status local, int *first_rank);
  */
 gf_status gf_par_bcast_text(const gf_par *par, int root, char **text, size_t *len);
 
+/* Broadcasts root's *n doubles at *data; other ranks receive a malloc'd copy and its length. */
+gf_status gf_par_bcast_doubles(const gf_par *par, int root, double **data, size_t *n);
+
+/* Reads an STL file once for all ranks (gf_trimesh_read_stl on rank 0, the triangle soup
+ * broadcast): every rank returns the same soup, or the same agreed error (a missing or damaged
+ * file: rank 0's message), so that no rank is left waiting. Collective. */
+gf_status gf_par_read_stl(const gf_par *par, const char *path, double **corners, size_t *nt);
+
 typedef enum { GF_PAR_SUM, GF_PAR_MIN, GF_PAR_MAX } gf_par_op;
 gf_status gf_par_allreduce_double(const gf_par *par, double *values, int n, gf_par_op op);
 gf_status gf_par_allreduce_i64(const gf_par *par, int64_t *values, int n, gf_par_op op);

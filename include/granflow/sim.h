@@ -75,6 +75,7 @@ typedef struct {
     double max_radius;         /* the largest radius present (global), with the margin */
     int warned_displacement;   /* the warning of a coarse time step was given */
     int ghosts_ready;
+    double mesh_halo; /* how far beyond its subdomain a rank keeps mesh triangles (0: all) */
     long progress_every;
     long check_every; /* steps between global particle-count checks */
     gf_timers timers;

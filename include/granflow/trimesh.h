@@ -44,6 +44,12 @@ typedef struct {
     double cell;
     int ncell[3];
     int32_t *cell_start, *cell_tri;
+    /* Feature keys are those of the whole mesh: a part of it (gf_trimesh_subset, what a rank
+     * keeps under MPI) numbers its features as the whole does, through the global index of each
+     * local triangle, edge and vertex (NULL for a whole mesh: the identity) and the whole mesh's
+     * counts, so that a contact's warm-start key does not depend on the rank count. */
+    int32_t *tri_id, *edge_id, *vert_id;
+    size_t key_nt, key_ne;
 } gf_trimesh;
 
 /* A contact point of a query. */
@@ -51,7 +57,8 @@ typedef struct {
     double q[3]; /* the closest point of the surface (mesh frame) */
     double n[3]; /* unit, from the surface towards the query point */
     double dist; /* distance of the query point from q */
-    int32_t key; /* the feature: a face t (t), an edge e (nt + e), a vertex v (nt + ne + v) */
+    int32_t key; /* the feature (whole-mesh numbering, see tri_id): a face t (t), an edge e
+                  * (nt + e), a vertex v (nt + ne + v) */
     int32_t tri; /* a triangle holding the feature */
 } gf_trimesh_hit;
 
@@ -62,6 +69,13 @@ void gf_trimesh_free(gf_trimesh *m);
  * corners): welds vertices, finds edges and adjacency, builds the grid. Refuses degenerate
  * (zero-area) and non-finite triangles, naming the first. */
 gf_status gf_trimesh_build(gf_trimesh *m, size_t nt, const double *corners);
+
+/* The part of `whole` made of the triangles flagged in keep[0 .. whole->nt) (any number, also
+ * none), in their order, with the vertices and edges they use and the adjacency among them;
+ * its features keep the whole mesh's keys, and its size (the rounding scale of queries) is the
+ * whole mesh's, so that a query near kept triangles whose neighbours are kept too finds what
+ * it finds in the whole mesh. */
+gf_status gf_trimesh_subset(const gf_trimesh *whole, const unsigned char *keep, gf_trimesh *part);
 
 /* The contacts of a point x (mesh frame) within distance `reach` of the surface: at most
  * GF_TRIMESH_HITS_MAX (the nearest), in hits[0 .. *count). Scratch: *buf of *cap ints, grown as
