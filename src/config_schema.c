@@ -25,8 +25,8 @@ static const gf_config_block_info blocks[] = {
      "in place (a rectangle, a disc with a hole, an open or capped cylinder or cone), static or "
      "moving and turning at constant rates or on a schedule. Triangles are two-sided; contacts are "
      "the surface's "
-     "locally closest points (README.md, Triangle meshes). Spheres and clumps collide with "
-     "meshes; other shapes are refused when they come near one."},
+     "locally closest points (README.md, Triangle meshes). Every particle shape collides with "
+     "meshes."},
     {"Domain/Wall/Schedule", 1,
      "A change of the wall's velocity: from `time` on it moves at `velocity` (piecewise constant; "
      "before the first Schedule at the block's own velocity). Times must increase from block to "
