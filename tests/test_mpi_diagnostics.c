@@ -78,6 +78,24 @@ static double global_sum(double x) {
     return x;
 }
 
+/* Runs the configuration `text` for 100 steps with its Forces block observing; returns the
+ * particles' total weight (all ranks). */
+static double observe_forces(const char *text, gf_sim *sim, gf_config **cfg) {
+    make_sim(sim, text, cfg);
+    gf_forces fo;
+    GF_ASSERT_OK(gf_forces_configure(&fo, gf_config_root(*cfg)));
+    GF_ASSERT_OK(gf_forces_start(&fo, sim, 0));
+    for (int s = 0; s < 100; ++s) {
+        GF_ASSERT_OK(gf_sim_step(sim));
+        GF_ASSERT_OK(gf_forces_observe(&fo, sim, 0));
+    }
+    gf_forces_finish(&fo);
+    double mass = 0.0;
+    for (size_t i = 0; i < sim->particles.n_local; ++i)
+        mass += 1.0 / sim->particles.inv_mass[i];
+    return global_sum(mass) * 9.81;
+}
+
 /* Two layers of 8 x 2 touching spheres resting on the floor of a box 4 cm long (cut along x on
  * 2 and 4 ranks): after the first steps the floor carries their weight, sum m g, and the side
  * walls nothing. A contact counted on two ranks would double the force. */
@@ -96,19 +114,7 @@ static void test_floor_carries_weight(void **state) {
              dir);
     gf_sim sim;
     gf_config *cfg;
-    make_sim(&sim, text, &cfg);
-    gf_forces fo;
-    GF_ASSERT_OK(gf_forces_configure(&fo, gf_config_root(cfg)));
-    GF_ASSERT_OK(gf_forces_start(&fo, &sim, 0));
-    for (int s = 0; s < 100; ++s) {
-        GF_ASSERT_OK(gf_sim_step(&sim));
-        GF_ASSERT_OK(gf_forces_observe(&fo, &sim, 0));
-    }
-    gf_forces_finish(&fo);
-    double mass = 0.0;
-    for (size_t i = 0; i < sim.particles.n_local; ++i)
-        mass += 1.0 / sim.particles.inv_mass[i];
-    double weight = global_sum(mass) * 9.81;
+    double weight = observe_forces(text, &sim, &cfg);
     if (P.rank == 0) {
         char path[300];
         snprintf(path, sizeof path, "%s/forces.csv", dir);
@@ -456,20 +462,8 @@ static void test_mesh_floor_carries_weight(void **state) {
              dir);
     gf_sim sim;
     gf_config *cfg;
-    make_sim(&sim, text, &cfg);
+    double weight = observe_forces(text, &sim, &cfg);
     assert_int_equal(sim.walls.nmesh, 1);
-    gf_forces fo;
-    GF_ASSERT_OK(gf_forces_configure(&fo, gf_config_root(cfg)));
-    GF_ASSERT_OK(gf_forces_start(&fo, &sim, 0));
-    for (int s = 0; s < 100; ++s) {
-        GF_ASSERT_OK(gf_sim_step(&sim));
-        GF_ASSERT_OK(gf_forces_observe(&fo, &sim, 0));
-    }
-    gf_forces_finish(&fo);
-    double mass = 0.0;
-    for (size_t i = 0; i < sim.particles.n_local; ++i)
-        mass += 1.0 / sim.particles.inv_mass[i];
-    double weight = global_sum(mass) * 9.81;
     if (P.rank == 0) {
         char path[300];
         snprintf(path, sizeof path, "%s/mforces.csv", dir);
