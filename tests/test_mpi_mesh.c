@@ -63,10 +63,13 @@ static int share_corner(const double *a, const double *b) {
 /* The triangles a rank holds (flags over the soup, from the part's global indices). */
 static unsigned char *held_flags(const gf_trimesh *m, size_t nt) {
     unsigned char *held = calloc(nt + 1, 1);
+    assert_non_null(held);
     for (size_t t = 0; t < m->nt; ++t) {
         int32_t g = m->tri_id ? m->tri_id[t] : (int32_t)t;
-        assert_true(g >= 0 && (size_t)g < nt);
-        held[g] = 1;
+        if (g < 0 || (size_t)g >= nt)
+            fail_msg("triangle %zu has the whole mesh's number %d of %zu", t, (int)g, nt);
+        else
+            held[g] = 1;
     }
     return held;
 }
