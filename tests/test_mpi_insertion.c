@@ -284,6 +284,7 @@ static double point_triangle_distance(const double p[3], const double *a, const 
     double va = d3 * d6 - d5 * d4, vb = d5 * d2 - d1 * d6, vc = d1 * d4 - d3 * d2;
     double u = 0.0, v = 0.0; /* q = a + u ab + v ac */
     if (d1 <= 0 && d2 <= 0) {
+        /* corner a */
     } else if (d3 >= 0 && d4 <= d3) {
         u = 1;
     } else if (d6 >= 0 && d5 <= d6) {
