@@ -233,6 +233,174 @@ static void test_rank_independent(void **state) {
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* A wavy sheet of triangles across the whole domain (an STL file written here), inside an
+ * insertion box that spans the domain: under MPI a rank keeps only the triangles near its
+ * subdomain, so a candidate near a triangle it dropped is judged by the rank that holds it. No
+ * particle overlaps the whole sheet (brute force over every triangle), and the particles are
+ * those of a serial run. */
+#define SHEET_N 20 /* cells along x and y: 2 SHEET_N^2 triangles */
+#define SHEET_NT (2 * SHEET_N * SHEET_N)
+
+static void sheet_point(int i, int j, double x[3]) {
+    x[0] = 0.04 * i / SHEET_N;
+    x[1] = 0.04 * j / SHEET_N;
+    x[2] = 0.01 + 0.004 * sin(2 * M_PI * x[0] / 0.02) * cos(2 * M_PI * x[1] / 0.025);
+}
+
+static void sheet(double *c) {
+    size_t t = 0;
+    for (int i = 0; i < SHEET_N; ++i)
+        for (int j = 0; j < SHEET_N; ++j) {
+            double a[3], b[3], d[3], e[3];
+            sheet_point(i, j, a);
+            sheet_point(i + 1, j, b);
+            sheet_point(i + 1, j + 1, d);
+            sheet_point(i, j + 1, e);
+            const double *tri[2][3] = {{a, b, d}, {a, d, e}};
+            for (int h = 0; h < 2; ++h, ++t)
+                for (int k = 0; k < 3; ++k)
+                    memcpy(&c[9 * t + 3 * k], tri[h][k], 3 * sizeof(double));
+        }
+}
+
+static double dot3(const double a[3], const double b[3]) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Distance from p to the triangle (a, b, c): the closest point by the Voronoi regions of its
+ * corners, edges and face (Ericson, Real-Time Collision Detection, 5.1.5). */
+static double point_triangle_distance(const double p[3], const double *a, const double *b,
+                                      const double *c) {
+    double ab[3], ac[3], ap[3], bp[3], cp[3], q[3];
+    for (int d = 0; d < 3; ++d) {
+        ab[d] = b[d] - a[d];
+        ac[d] = c[d] - a[d];
+        ap[d] = p[d] - a[d];
+        bp[d] = p[d] - b[d];
+        cp[d] = p[d] - c[d];
+    }
+    double d1 = dot3(ab, ap), d2 = dot3(ac, ap), d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+    double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+    double va = d3 * d6 - d5 * d4, vb = d5 * d2 - d1 * d6, vc = d1 * d4 - d3 * d2;
+    double u = 0.0, v = 0.0; /* q = a + u ab + v ac */
+    if (d1 <= 0 && d2 <= 0) {
+        /* corner a */
+    } else if (d3 >= 0 && d4 <= d3) {
+        u = 1;
+    } else if (d6 >= 0 && d5 <= d6) {
+        v = 1;
+    } else if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        u = d1 / (d1 - d3);
+    } else if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        v = d2 / (d2 - d6);
+    } else if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
+        double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        u = 1 - w;
+        v = w;
+    } else {
+        double den = 1 / (va + vb + vc);
+        u = vb * den;
+        v = vc * den;
+    }
+    for (int d = 0; d < 3; ++d)
+        q[d] = p[d] - (a[d] + u * ab[d] + v * ac[d]);
+    return sqrt(dot3(q, q));
+}
+
+static void test_beside_mesh(void **state) {
+    (void)state;
+    static double corners[9 * SHEET_NT];
+    sheet(corners);
+    char dir[256], stl[300], src[4096];
+    assert_int_equal(gf_test_mpi_tmpdir(dir, sizeof dir, "insmesh"), 0);
+    snprintf(stl, sizeof stl, "%s/sheet.stl", dir);
+    if (P.rank == 0) {
+        FILE *f = fopen(stl, "w");
+        assert_non_null(f);
+        fprintf(f, "solid sheet\n");
+        for (size_t t = 0; t < SHEET_NT; ++t) {
+            fprintf(f, " facet normal 0 0 1\n  outer loop\n");
+            for (int k = 0; k < 3; ++k)
+                fprintf(f, "   vertex %.17g %.17g %.17g\n", corners[9 * t + 3 * k],
+                        corners[9 * t + 3 * k + 1], corners[9 * t + 3 * k + 2]);
+            fprintf(f, "  endloop\n endfacet\n");
+        }
+        fprintf(f, "endsolid sheet\n");
+        assert_int_equal(fclose(f), 0);
+    }
+    /* The file is read on rank 0 (and in the serial run, on rank 0). */
+    snprintf(src, sizeof src,
+             "Domain { min < 0, 0, 0 >; max < 0.04, 0.04, 0.02 >; Mesh { file \"%s\"; } }\n"
+             "Materials { Material { name glass; density 2500; } }\n"
+             "Insert { region box; min < 0, 0, 0.002 >; max < 0.04, 0.04, 0.018 >;\n"
+             "  count 400; radius 0.0008; material glass; seed 21; }\n"
+             "Physics { gravity < 0, 0, 0 >; }\n"
+             "Time { dt 1e-4; }\n"
+             "Output { check_every 1; }\n",
+             stl);
+    gf_particle *ref = NULL, *got = NULL;
+    size_t nref = 0, ngot = 0;
+    int partial = 0; /* whether some rank holds only part of the sheet */
+    for (int serial = 0; serial < 2; ++serial) {
+        if (serial && P.rank != 0)
+            continue;
+        gf_par self = {MPI_COMM_SELF, 0, 1};
+        const gf_par *par = serial ? &self : &P;
+        gf_sim sim;
+        make_sim(&sim, par, src, 1);
+        for (int s = 1; s <= 2; ++s)
+            GF_ASSERT_OK(gf_sim_step(&sim));
+        assert_int_equal(sim.inserts.item[0].inserted, 400);
+        assert_int_equal(global_count(&sim), 400);
+        GF_ASSERT_OK(gf_sim_check_particles(&sim));
+        if (!serial) {
+            int64_t held = (int64_t)sim.walls.mesh[0]->nt;
+            GF_ASSERT_OK(gf_par_allreduce_i64(par, &held, 1, GF_PAR_MIN));
+            partial = held < SHEET_NT;
+        }
+        size_t n;
+        gf_particle *all = gather_all(&sim, par, &n);
+        if (serial) {
+            ref = all;
+            nref = n;
+        } else {
+            got = all;
+            ngot = n;
+        }
+        gf_sim_free(&sim);
+    }
+    /* With more than one rank the sheet is split (else this test would test nothing). */
+    assert_true(partial == (P.size > 1));
+    if (P.rank == 0) {
+        assert_int_equal(ngot, nref);
+        int close = 0; /* particles within a diameter of the sheet */
+        for (size_t i = 0; i < ngot; ++i) {
+            double dmin = INFINITY;
+            for (size_t t = 0; t < SHEET_NT; ++t)
+                dmin =
+                    fmin(dmin, point_triangle_distance(got[i].x, &corners[9 * t],
+                                                       &corners[9 * t + 3], &corners[9 * t + 6]));
+            if (dmin < got[i].radius * (1 - 1e-9))
+                fail_msg("particle %lld at (%g, %g, %g) is %g from the sheet, radius %g",
+                         (long long)got[i].id, got[i].x[0], got[i].x[1], got[i].x[2], dmin,
+                         got[i].radius);
+            close += dmin < 2 * got[i].radius;
+        }
+        assert_true(close > 40); /* some 60 */
+        for (size_t i = 0; i < nref; ++i) {
+            assert_int_equal(got[i].id, ref[i].id);
+            for (int d = 0; d < 3; ++d)
+                assert_true(got[i].x[d] == ref[i].x[d]);
+            assert_true(got[i].radius == ref[i].radius);
+        }
+    }
+    free(ref);
+    free(got);
+    gf_test_mpi_rmdir(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
 /* Free particles (no gravity, apart enough never to meet) drift through a tilted plane outlet and
  * a box outlet upstream of it: each outlet deletes exactly the particles whose analytic
  * trajectory x0 + v t enters it at a step's end, and weighs them. */
@@ -461,6 +629,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_rate),
     cmocka_unit_test(test_no_overlap),
     cmocka_unit_test(test_rank_independent),
+    cmocka_unit_test(test_beside_mesh),
     cmocka_unit_test(test_outlets),
     cmocka_unit_test(test_silo),
     cmocka_unit_test(test_restart),
