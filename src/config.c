@@ -993,6 +993,17 @@ size_t gf_config_section_count(gf_config_block *parent, const char *name) {
     return section_count(parent, name);
 }
 
+gf_status gf_config_section_count_max(gf_config_block *parent, const char *name, size_t max,
+                                      size_t *count) {
+    *count = gf_config_section_count(parent, name);
+    if (*count <= max)
+        return GF_OK;
+    char where[512];
+    gf_config_block_where(gf_config_section_nth(parent, name, max), where, sizeof where);
+    return GF_ERROR(GF_ERR_INPUT, "%s: %zu %s blocks, at most %zu are supported", where, *count,
+                    name, max);
+}
+
 gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name, size_t k) {
     tell_block(parent, name, k);
     child_group *g = find_group(parent, name);

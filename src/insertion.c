@@ -286,14 +286,8 @@ static gf_status configure_one(gf_insertion *s, gf_config_block *b, gf_config_bl
 gf_status gf_inserts_configure(gf_inserts *in, gf_config_block *root, const gf_materials *m,
                                const gf_clumps *clumps, const double lo[3], const double hi[3]) {
     memset(in, 0, sizeof *in);
-    size_t n = gf_config_section_count(root, "Insert");
-    if (n > GF_MAX_INSERTS) {
-        char where[512];
-        return GF_ERROR(GF_ERR_INPUT, "%s: %zu Insert blocks, at most %d are supported",
-                        gf_config_block_where(gf_config_section_nth(root, "Insert", GF_MAX_INSERTS),
-                                              where, sizeof where),
-                        n, GF_MAX_INSERTS);
-    }
+    size_t n;
+    GF_TRY(gf_config_section_count_max(root, "Insert", GF_MAX_INSERTS, &n));
     for (size_t k = 0; k < n; ++k) {
         gf_insertion *s = &in->item[k];
         gf_config_block *b = gf_config_section_nth(root, "Insert", k);
@@ -623,13 +617,9 @@ gf_status gf_inserts_advance(gf_inserts *in, double time, long step, double dt, 
 
 gf_status gf_outlets_configure(gf_outlets *o, gf_config_block *root) {
     memset(o, 0, sizeof *o);
-    size_t n = gf_config_section_count(root, "Outlet");
+    size_t n;
+    GF_TRY(gf_config_section_count_max(root, "Outlet", GF_MAX_OUTLETS, &n));
     char where[512];
-    if (n > GF_MAX_OUTLETS)
-        return GF_ERROR(GF_ERR_INPUT, "%s: %zu Outlet blocks, at most %d are supported",
-                        gf_config_block_where(gf_config_section_nth(root, "Outlet", GF_MAX_OUTLETS),
-                                              where, sizeof where),
-                        n, GF_MAX_OUTLETS);
     for (size_t k = 0; k < n; ++k) {
         gf_outlet *t = &o->item[k];
         gf_config_block *b = gf_config_section_nth(root, "Outlet", k);

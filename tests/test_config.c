@@ -647,23 +647,31 @@ static void test_error_messages(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* More blocks of a kind than the engine takes: the first one too many is named. */
+static void test_section_count_max(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("Outlet { a 1; }\nOutlet { a 2; }\nOutlet { a 3; }\n");
+    size_t n = 0;
+    GF_ASSERT_OK(gf_config_section_count_max(gf_config_root(cfg), "Outlet", 3, &n));
+    assert_int_equal(n, 3);
+    assert_int_equal(gf_config_section_count_max(gf_config_root(cfg), "Outlet", 2, &n),
+                     GF_ERR_INPUT);
+    const char *msg = gf_error_message();
+    if (!strstr(msg, "t.cfg:3") || !strstr(msg, "3 Outlet blocks, at most 2"))
+        fail_msg("message: %s", msg);
+    gf_config_destroy(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_context),
-        cmocka_unit_test(test_values),
-        cmocka_unit_test(test_type_errors),
-        cmocka_unit_test(test_unknown_keys),
-        cmocka_unit_test(test_overrides),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_read_file),
-        cmocka_unit_test(test_override_paths),
-        cmocka_unit_test(test_override_range),
-        cmocka_unit_test(test_cr_line_ends),
-        cmocka_unit_test(test_override_dump),
-        cmocka_unit_test(test_linear_time),
-        cmocka_unit_test(test_quaternions),
-        cmocka_unit_test(test_shortest_numbers),
+        cmocka_unit_test(test_error_context),  cmocka_unit_test(test_section_count_max),
+        cmocka_unit_test(test_values),         cmocka_unit_test(test_type_errors),
+        cmocka_unit_test(test_unknown_keys),   cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_read_file),      cmocka_unit_test(test_override_paths),
+        cmocka_unit_test(test_override_range), cmocka_unit_test(test_cr_line_ends),
+        cmocka_unit_test(test_override_dump),  cmocka_unit_test(test_linear_time),
+        cmocka_unit_test(test_quaternions),    cmocka_unit_test(test_shortest_numbers),
         cmocka_unit_test(test_error_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,6 +78,26 @@ static double global_sum(double x) {
     return x;
 }
 
+/* Runs `text` for 30 steps as a, checkpoints it to dir/name, restarts b from the checkpoint,
+ * and steps both 30 more: b should be where a is. */
+static void run_and_restart(const char *text, const char *name, gf_sim *a, gf_config **ca,
+                            gf_sim *b, gf_config **cb) {
+    make_sim(a, text, ca);
+    for (int s = 0; s < 30; ++s)
+        GF_ASSERT_OK(gf_sim_step(a));
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, a, path));
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "diag.cfg", cb));
+    GF_ASSERT_OK(gf_sim_init(b, &P));
+    GF_ASSERT_OK(gf_sim_configure(b, *cb, 0));
+    GF_ASSERT_OK(gf_io_read_checkpoint(b, path));
+    for (int s = 0; s < 30; ++s) {
+        GF_ASSERT_OK(gf_sim_step(a));
+        GF_ASSERT_OK(gf_sim_step(b));
+    }
+}
+
 /* Runs the configuration `text` for 100 steps with its Forces block observing; returns the
  * particles' total weight (all ranks). */
 static double observe_forces(const char *text, gf_sim *sim, gf_config **cfg) {
@@ -408,20 +428,7 @@ static void test_restart_keeps_motion(void **state) {
         "Time { dt 1e-4; steps 0; }\n";
     gf_sim a, b;
     gf_config *ca, *cb;
-    make_sim(&a, text, &ca);
-    for (int s = 0; s < 30; ++s)
-        GF_ASSERT_OK(gf_sim_step(&a));
-    char path[300];
-    snprintf(path, sizeof path, "%s/motion.ckpt.h5", dir);
-    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
-    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "diag.cfg", &cb));
-    GF_ASSERT_OK(gf_sim_init(&b, &P));
-    GF_ASSERT_OK(gf_sim_configure(&b, cb, 0));
-    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
-    for (int s = 0; s < 30; ++s) {
-        GF_ASSERT_OK(gf_sim_step(&a));
-        GF_ASSERT_OK(gf_sim_step(&b));
-    }
+    run_and_restart(text, "motion.ckpt.h5", &a, &ca, &b, &cb);
     /* 2 ms at 0.1 m/s along y, then 4 ms at -0.3 m/s along x. */
     GF_ASSERT_NEAR(b.walls.box_lo[0][0], 0.03 - 0.3 * 0.004, 1e-12);
     GF_ASSERT_NEAR(b.walls.box_lo[0][1], 0.001 + 0.1 * 0.002, 1e-12);
@@ -572,20 +579,7 @@ static void test_restart_across_mesh_schedule(void **state) {
         "Time { dt 1e-4; steps 0; }\n";
     gf_sim a, b;
     gf_config *ca, *cb;
-    make_sim(&a, text, &ca);
-    for (int s = 0; s < 30; ++s)
-        GF_ASSERT_OK(gf_sim_step(&a));
-    char path[300];
-    snprintf(path, sizeof path, "%s/msched.ckpt.h5", dir);
-    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &a, path));
-    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "diag.cfg", &cb));
-    GF_ASSERT_OK(gf_sim_init(&b, &P));
-    GF_ASSERT_OK(gf_sim_configure(&b, cb, 0));
-    GF_ASSERT_OK(gf_io_read_checkpoint(&b, path));
-    for (int s = 0; s < 30; ++s) {
-        GF_ASSERT_OK(gf_sim_step(&a));
-        GF_ASSERT_OK(gf_sim_step(&b));
-    }
+    run_and_restart(text, "msched.ckpt.h5", &a, &ca, &b, &cb);
     /* 2 ms at 0.1 m/s; 2 ms at 5 rad/s, then 2 ms at -3 rad/s about z. */
     GF_ASSERT_NEAR(b.walls.mesh_x[0][0], 0.02 + 0.1 * 0.002, 1e-12);
     double half = 0.5 * (5.0 * 0.002 - 3.0 * 0.002);

@@ -47,6 +47,10 @@ gf_config_block *gf_config_section(gf_config_block *parent, const char *name);
 /* Repeated sub-blocks (walls, materials): how many there are and the k-th one. */
 size_t gf_config_section_count(gf_config_block *parent, const char *name);
 gf_config_block *gf_config_section_nth(gf_config_block *parent, const char *name, size_t k);
+/* The number of `name` blocks in parent, in *count; an error naming the first block past `max`
+ * when there are more. */
+gf_status gf_config_section_count_max(gf_config_block *parent, const char *name, size_t max,
+                                      size_t *count);
 /* Whether the key is present in the file or on the command line. */
 int gf_config_has(const gf_config_block *b, const char *key);
 
