@@ -394,52 +394,77 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
     return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
 }
 
-/* Sphere i against geometry body `body` (a wall, or an obstacle: the closest point of the solid
- * and its outward normal). */
-static gf_status sphere_geometry(const gf_particles *p, const gf_walls *w, const gf_materials *m,
-                                 size_t i, int body, double margin, gf_contacts *out) {
+/* Whether sphere i may be within `margin` of obstacle `body` (a box or a cylinder): its
+ * bounding volume first, as most particles are far from an obstacle. */
+static inline int obstacle_near(const gf_particles *p, const gf_walls *w, size_t i, int body,
+                                double margin) {
     const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
-    double nb[3];
-    const double *n = nb;
-    double gap;
-    if (body < GF_BOX_BASE) {
-        gap = gf_walls_distance(w, (size_t)body, c) - p->radius[i];
-        n = w->normal[body];
-    } else {
-        if (body >= GF_CYL_BASE) {
-            /* The cylinder's bounding sphere first: most particles are far from an obstacle. */
-            size_t k = (size_t)(body - GF_CYL_BASE);
-            const double *cc = w->cyl_centre[k];
-            double r = w->cyl_radius[k], h = w->cyl_half_length[k];
-            double reach = sqrt(r * r + h * h) + p->radius[i] + margin;
-            double d[3] = {c[0] - cc[0], c[1] - cc[1], c[2] - cc[2]};
-            if (gf_dot(d, d) >= reach * reach)
-                return GF_OK;
-        }
-        gap = gf_walls_obstacle_distance(w, body, c, nb) - p->radius[i];
+    if (body >= GF_CYL_BASE) {
+        size_t k = (size_t)(body - GF_CYL_BASE);
+        const double *cc = w->cyl_centre[k];
+        double r = w->cyl_radius[k], h = w->cyl_half_length[k];
+        double reach = sqrt(r * r + h * h) + p->radius[i] + margin;
+        double d[3] = {c[0] - cc[0], c[1] - cc[1], c[2] - cc[2]};
+        return gf_dot(d, d) < reach * reach;
     }
-    if (gap >= margin)
-        return GF_OK;
+    size_t k = (size_t)(body - GF_BOX_BASE);
+    double reach = p->radius[i] + margin;
+    for (int e = 0; e < 3; ++e)
+        if (c[e] <= w->box_lo[k][e] - reach || c[e] >= w->box_hi[k][e] + reach)
+            return 0;
+    return 1;
+}
+
+/* Sphere i against geometry body `body` at `gap` along n (outward from the body): a contact, or
+ * a near pair when it cannot close within the step. */
+static gf_status sphere_geometry_push(const gf_particles *p, const gf_walls *w,
+                                      const gf_materials *m, size_t i, int body, const double n[3],
+                                      double gap, gf_contacts *out) {
     if (out->speculate) {
         const double *g = out->spec_gdt;
         const double v[3] = {p->v[0][i] + g[0], p->v[1][i] + g[1], p->v[2][i] + g[2]};
         if (!can_close(out, gap, n, v, w->velocity[body]))
             return near_push(out, (int32_t)i, -1 - body, n, gap);
     }
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
     double s = p->radius[i] + 0.5 * gap;
     double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
     double mu = m->friction[p->material[i]][w->material[body]];
     return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, mu);
 }
 
+/* Sphere i against geometry body `body` (a wall, or an obstacle: the closest point of the solid
+ * and its outward normal). */
+static gf_status sphere_geometry(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                                 size_t i, int body, double margin, gf_contacts *out) {
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+    double n[3], gap;
+    if (body < GF_BOX_BASE) {
+        gap = gf_walls_distance(w, (size_t)body, c) - p->radius[i];
+        memcpy(n, w->normal[body], sizeof n);
+    } else {
+        if (!obstacle_near(p, w, i, body, margin))
+            return GF_OK;
+        gap = gf_walls_obstacle_distance(w, body, c, n) - p->radius[i];
+    }
+    return gap < margin ? sphere_geometry_push(p, w, m, i, body, n, gap, out) : GF_OK;
+}
+
+/* A sphere against the walls and obstacles: each tested before any call, since every particle
+ * meets every wall here and few are near one. */
 static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                               size_t i, double margin, gf_contacts *out) {
-    for (size_t k = 0; k < w->count; ++k)
-        GF_TRY(sphere_geometry(p, w, m, i, (int)k, margin, out));
+    const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]}, r = p->radius[i];
+    for (size_t k = 0; k < w->count; ++k) {
+        double gap = gf_walls_distance(w, k, c) - r;
+        if (gap < margin)
+            GF_TRY(sphere_geometry_push(p, w, m, i, (int)k, w->normal[k], gap, out));
+    }
     size_t nobs = w->nbox + w->ncyl;
     for (size_t k = 0; k < nobs; ++k) {
         int body = k < w->nbox ? GF_BOX_BASE + (int)k : GF_CYL_BASE + (int)(k - w->nbox);
-        GF_TRY(sphere_geometry(p, w, m, i, body, margin, out));
+        if (obstacle_near(p, w, i, body, margin))
+            GF_TRY(sphere_geometry(p, w, m, i, body, margin, out));
     }
     return GF_OK;
 }
@@ -502,12 +527,16 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->start);
     free(lc->item);
     free(lc->cell);
+    free(lc->pos);
     free(lc->points);
     free(lc->tri);
     gf_linkcells_init(lc);
 }
 
-/* Bins all particles into cells at least `h` wide by a counting sort. */
+/* Bins all particles into cells at least `h` wide by a counting sort, with a layer of empty
+ * cells around the grid so that a cell's neighbours are fixed index offsets (no bounds tests in
+ * the pair loop), and copies centres and radii in cell order (`pos`): the pair loop then reads
+ * a neighbour cell's particles as one contiguous run instead of gathering them. */
 static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double h) {
     size_t np = p->n_local + p->n_ghost;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -520,17 +549,17 @@ static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double
             lo[d] = x < lo[d] ? x : lo[d];
             hi[d] = x > hi[d] ? x : hi[d];
         }
-    /* Never more cells than about 8 per particle: empty cells cost memory and a test each in
+    /* Never more cells than about 8 per particle: empty cells cost memory and a pass each in
      * sparse or spread-out systems, but cells wider than the range cost candidate pairs (2 per
      * particle made the channel demo's detection 25% slower). */
-    double cap = 8.0 * (double)np + 8.0;
+    double cap = 8.0 * (double)np + 64.0;
     size_t ncells = 1;
     for (;;) {
         double total = 1.0;
         for (int d = 0; d < 3; ++d) {
             double n = floor((hi[d] - lo[d]) / h);
             lc->dim[d] = n < 1.0 ? 1 : (n > 1e6 ? 1000000 : (int)n);
-            total *= lc->dim[d];
+            total *= lc->dim[d] + 2;
         }
         if (total <= cap) {
             ncells = (size_t)total;
@@ -548,17 +577,20 @@ static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double
     if (np > lc->capitems) {
         GF_TRY(gf_grow((void **)&lc->item, np, sizeof *lc->item));
         GF_TRY(gf_grow((void **)&lc->cell, np, sizeof *lc->cell));
+        GF_TRY(gf_grow((void **)&lc->pos, np, sizeof *lc->pos));
         lc->capitems = np;
     }
     lc->ncells = ncells;
+    const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
     memset(lc->start, 0, (ncells + 1) * sizeof *lc->start);
+    double inv_h = 1.0 / h;
     for (size_t i = 0; i < np; ++i) {
         int ci[3];
         for (int d = 0; d < 3; ++d) {
-            int k = (int)((p->x[d][i] - lo[d]) / h);
-            ci[d] = k < 0 ? 0 : (k >= lc->dim[d] ? lc->dim[d] - 1 : k);
+            int k = (int)((p->x[d][i] - lo[d]) * inv_h);
+            ci[d] = 1 + (k < 0 ? 0 : (k >= lc->dim[d] ? lc->dim[d] - 1 : k));
         }
-        int32_t c = (int32_t)((ci[2] * lc->dim[1] + ci[1]) * lc->dim[0] + ci[0]);
+        int32_t c = (int32_t)(ci[2] * pxy + ci[1] * px + ci[0]);
         lc->cell[i] = c;
         lc->start[c + 1]++;
     }
@@ -569,9 +601,34 @@ static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double
     for (size_t c = ncells; c > 0; --c)
         lc->start[c] = lc->start[c - 1];
     lc->start[0] = 0;
-    for (size_t i = 0; i < np; ++i)
-        lc->item[lc->start[lc->cell[i] + 1]++] = (int32_t)i;
+    for (size_t i = 0; i < np; ++i) {
+        int32_t k = lc->start[lc->cell[i] + 1]++;
+        lc->item[k] = (int32_t)i;
+        lc->pos[k] = (gf_cell_point){{p->x[0][i], p->x[1][i], p->x[2][i]}, p->radius[i]};
+    }
     return GF_OK;
+}
+
+/* The forward half of a cell's 26 neighbours (dz > 0, or dz = 0 and dy > 0, or dz = dy = 0 and
+ * dx > 0) as offsets in the padded grid: with the cell itself, each unordered pair of
+ * neighbouring cells is visited once. */
+static void half_shell(const gf_linkcells *lc, int32_t off[13]) {
+    const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
+    int k = 0;
+    for (int dz = 0; dz <= 1; ++dz)
+        for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
+            for (int dx = ((dz || dy) ? -1 : 1); dx <= 1; ++dx)
+                off[k++] = dz * pxy + dy * px + dx;
+}
+
+/* A candidate pair within reach: its contacts, if this rank solves it. The pair is ordered by
+ * index so results do not depend on binning. */
+static inline gf_status candidate(const gf_particles *p, const gf_materials *m, int32_t ia,
+                                  int32_t ib, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (!solved_here(p, (size_t)ia, (size_t)ib))
+        return GF_OK;
+    int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
+    return pair_contacts(p, m, (size_t)lo, (size_t)hi, margin, lc, out);
 }
 
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
@@ -585,44 +642,42 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     for (size_t i = 0; i < np; ++i)
         rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
     GF_TRY(linkcells_build(lc, p, 2.0 * rmax + margin));
-    const int *dim = lc->dim;
-    const double *const x[3] = {p->x[0], p->x[1], p->x[2]}, *radius = p->radius;
-    /* Visit each unordered pair of neighbouring cells once: the cell itself and the 13 cells of
-     * the forward half-shell. */
-    for (int cz = 0; cz < dim[2]; ++cz)
-        for (int cy = 0; cy < dim[1]; ++cy)
-            for (int cx = 0; cx < dim[0]; ++cx) {
-                int32_t c = (cz * dim[1] + cy) * dim[0] + cx;
-                if (lc->start[c] == lc->start[c + 1])
-                    continue; /* most cells of a sparse flow are empty */
-                for (int dz = 0; dz <= 1; ++dz)
-                    for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
-                        for (int dx = ((dz || dy) ? -1 : 0); dx <= 1; ++dx) {
-                            int nx = cx + dx, ny = cy + dy, nz = cz + dz;
-                            if (nx < 0 || ny < 0 || nx >= dim[0] || ny >= dim[1] || nz >= dim[2])
-                                continue;
-                            int32_t nc = (nz * dim[1] + ny) * dim[0] + nx;
-                            int same = nc == c;
-                            for (int32_t a = lc->start[c]; a < lc->start[c + 1]; ++a) {
-                                int32_t ia = lc->item[a];
-                                for (int32_t b = same ? a + 1 : lc->start[nc];
-                                     b < lc->start[nc + 1]; ++b) {
-                                    int32_t ib = lc->item[b];
-                                    /* Most candidates are out of reach: no call for them. */
-                                    double e[3] = {x[0][ia] - x[0][ib], x[1][ia] - x[1][ib],
-                                                   x[2][ia] - x[2][ib]};
-                                    double reach = radius[ia] + radius[ib] + margin;
-                                    if (gf_dot(e, e) >= reach * reach ||
-                                        !solved_here(p, (size_t)ia, (size_t)ib))
-                                        continue;
-                                    /* Order the pair so results do not depend on binning. */
-                                    int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
-                                    GF_TRY(pair_contacts(p, m, (size_t)lo, (size_t)hi, margin, lc,
-                                                         out));
-                                }
-                            }
-                        }
+    int32_t off[13];
+    half_shell(lc, off);
+    const int32_t *start = lc->start, *item = lc->item;
+    const gf_cell_point *pos = lc->pos;
+    /* Cell by occupied cell, in memory order of the sorted particles: the ranges of the
+     * occupied forward neighbours are found once per cell and serve each of its particles. */
+    for (int32_t a0 = 0; a0 < (int32_t)np;) {
+        int32_t c = lc->cell[item[a0]], a1 = start[c + 1];
+        int32_t rb[13][2], nr = 0;
+        for (int k = 0; k < 13; ++k) {
+            int32_t nc = c + off[k];
+            if (start[nc] < start[nc + 1]) {
+                rb[nr][0] = start[nc];
+                rb[nr][1] = start[nc + 1];
+                ++nr;
             }
+        }
+        for (int32_t a = a0; a < a1; ++a) {
+            const gf_cell_point pa = pos[a];
+            /* Most candidates are out of reach: no call for them. */
+            for (int32_t b = a + 1; b < a1; ++b) {
+                double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
+                       e2 = pa.x[2] - pos[b].x[2], reach = pa.r + pos[b].r + margin;
+                if (e0 * e0 + e1 * e1 + e2 * e2 < reach * reach)
+                    GF_TRY(candidate(p, m, item[a], item[b], margin, lc, out));
+            }
+            for (int32_t r = 0; r < nr; ++r)
+                for (int32_t b = rb[r][0]; b < rb[r][1]; ++b) {
+                    double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
+                           e2 = pa.x[2] - pos[b].x[2], reach = pa.r + pos[b].r + margin;
+                    if (e0 * e0 + e1 * e1 + e2 * e2 < reach * reach)
+                        GF_TRY(candidate(p, m, item[a], item[b], margin, lc, out));
+                }
+        }
+        a0 = a1;
+    }
     for (size_t i = 0; i < p->n_local; ++i)
         GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
     return GF_OK;

@@ -28,11 +28,6 @@ gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3
     return GF_OK;
 }
 
-double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]) {
-    return (x[0] - w->point[k][0]) * w->normal[k][0] + (x[1] - w->point[k][1]) * w->normal[k][1] +
-           (x[2] - w->point[k][2]) * w->normal[k][2];
-}
-
 gf_status gf_walls_add_box(gf_walls *w, const double lo[3], const double hi[3], int material) {
     if (w->nbox >= GF_MAX_OBSTACLES)
         return GF_ERROR(GF_ERR_INPUT, "at most %d boxes are supported", GF_MAX_OBSTACLES);

@@ -44,14 +44,21 @@ typedef struct {
     double *near_n[3];
 } gf_contacts;
 
-/* Link-cell workspace, kept between steps to avoid reallocation. */
+/* A particle's centre and radius, copied in cell order for the pair search. */
+typedef struct {
+    double x[3], r;
+} gf_cell_point;
+
+/* Link-cell workspace, kept between steps to avoid reallocation. The grid has dim cells of size
+ * h from lo, inside a layer of empty cells (dim + 2 along each axis). */
 typedef struct {
     double lo[3], h;
     int dim[3];
     size_t ncells, capcells, capitems;
-    int32_t *start; /* ncells + 1 offsets into item */
-    int32_t *item;  /* particle indices sorted by cell */
-    int32_t *cell;  /* cell of each particle */
+    int32_t *start;     /* ncells + 1 offsets into item */
+    int32_t *item;      /* particle indices sorted by cell */
+    int32_t *cell;      /* cell of each particle */
+    gf_cell_point *pos; /* centres and radii in item order */
     /* Contact points of one pair of non-spherical bodies (gf_collide's buffer). */
     gf_contact_point *points;
     int cappoints;

@@ -74,8 +74,12 @@ void gf_walls_init(gf_walls *w);
 void gf_walls_free(gf_walls *w);
 gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3],
                        const double velocity[3], int material);
-/* Signed distance of x from wall k (positive on the particle side). */
-double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]);
+/* Signed distance of x from wall k (positive on the particle side). Inline: detection takes it
+ * for every particle and wall. */
+static inline double gf_walls_distance(const gf_walls *w, size_t k, const double x[3]) {
+    return (x[0] - w->point[k][0]) * w->normal[k][0] + (x[1] - w->point[k][1]) * w->normal[k][1] +
+           (x[2] - w->point[k][2]) * w->normal[k][2];
+}
 /* Moves kinematic walls and obstacles by dt at their current velocities. */
 void gf_walls_advance(gf_walls *w, double dt);
 /* Sets the velocity of geometry body `body` (as in contacts); a scheduled body's velocity
