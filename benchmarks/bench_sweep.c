@@ -10,8 +10,10 @@
  * separating contacts). Each order is detected and prepared once, then solved with a fixed
  * number of sweeps several times from the same free velocities; the best time counts. Printed:
  * contacts, ns per contact iteration, contact iterations per second, the bytes the sweep
- * streams per contact iteration (the solver's contact record and two body records), and each
- * order's rate relative to the lattice's.
+ * streams per contact iteration (the solver's contact record and two body records), each
+ * order's rate relative to the lattice's, and the share of the iterations whose block was
+ * solved (Gauss-Seidel skips a block whose bodies have not changed since it last changed
+ * nothing: the rate counts contacts x sweeps, so a high share keeps it honest).
  * Usage: bench_sweep [SIDE [SWEEPS [REPEATS]]]  (SIDE^3 spheres, 59: 2.05e5; 20; 3). */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@ static int fail(const char *what) {
 typedef struct {
     size_t contacts;
     double seconds; /* best solve */
+    double solved;  /* share of the contact iterations whose block was solved, not skipped */
 } result;
 
 static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materials *m, long sweeps,
@@ -76,6 +79,7 @@ static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materi
         st = gf_solver_solve(&s, p, w, &c, dt, NULL, &res);
         double t = gf_wtime() - t0;
         out->seconds = t < out->seconds ? t : out->seconds;
+        out->solved = res.slots > 0 ? (double)res.blocks / (double)res.slots : 0.0;
     }
     /* Back to the velocities of the packing, for the next order. */
     for (int k = 0; k < 3 && v0; ++k) {
@@ -155,14 +159,14 @@ int main(int argc, char **argv) {
     size_t bytes = gf_solver_bytes_per_iteration();
     printf("bench_sweep: %ld spheres, %ld sweeps, best of %d solves, 1 core\n", side * side * side,
            sweeps, repeats);
-    printf("%-10s %10s %12s %14s %10s %10s\n", "order", "contacts", "ns/iter", "iter/s", "bytes/it",
-           "vs lattice");
+    printf("%-10s %10s %12s %14s %10s %10s %8s\n", "order", "contacts", "ns/iter", "iter/s",
+           "bytes/it", "vs lattice", "solved");
     for (int o = 0; o < 2 + have_sort; ++o) {
         double iters = (double)res[o].contacts * (double)sweeps;
         double rate = iters / res[o].seconds;
         double base = (double)res[0].contacts * (double)sweeps / res[0].seconds;
-        printf("%-10s %10zu %12.1f %14.3e %10zu %9.2fx\n", names[o], res[o].contacts,
-               1e9 * res[o].seconds / iters, rate, bytes, rate / base);
+        printf("%-10s %10zu %12.1f %14.3e %10zu %9.2fx %7.1f%%\n", names[o], res[o].contacts,
+               1e9 * res[o].seconds / iters, rate, bytes, rate / base, 100.0 * res[o].solved);
     }
     gf_particles_free(&p);
     return 0;

@@ -468,6 +468,8 @@ static void tally_step(gf_sim *sim) {
     run->max_penetration_rel = fmax(run->max_penetration_rel, f.max_penetration_rel);
     sim->stepped_particles += (int64_t)p->n_local;
     sim->total_iterations += sim->last_solve.iterations;
+    sim->total_blocks[0] += sim->last_solve.blocks;
+    sim->total_blocks[1] += sim->last_solve.slots;
     sim->unconverged_steps += !sim->last_solve.converged;
     if (sim->last_solve.converged >= 0 && isfinite(sim->last_solve.residual)) {
         sim->residual_sum += sim->last_solve.residual;
@@ -533,10 +535,12 @@ static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
         if (total == 0)
             return GF_OK;
         sim->promoted_contacts += (int64_t)added;
-        long sweeps = res->iterations;
+        gf_solver_result before = *res;
         GF_TRY(gf_solver_prepare(&sim->solver, p, c));
         GF_TRY(gf_solver_resume(&sim->solver, p, &sim->walls, c, sim->dt, comm, res));
-        res->iterations += sweeps;
+        res->iterations += before.iterations;
+        res->blocks += before.blocks;
+        res->slots += before.slots;
     }
 }
 
@@ -840,13 +844,15 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[7] = {(int64_t)sim->particles.n_local,
+    int64_t counts[9] = {(int64_t)sim->particles.n_local,
                          sim->stepped_particles,
                          rf->solved,
                          rf->touching,
                          rf->loaded,
                          sim->outflow.left_box,
-                         sim->promoted_contacts};
+                         sim->promoted_contacts,
+                         sim->total_blocks[0],
+                         sim->total_blocks[1]};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
@@ -854,7 +860,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 7, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 9, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -916,6 +922,10 @@ void gf_sim_print_summary(gf_sim *sim) {
                 "converging: %ld (%.1f%%)",
                 (double)sim->total_iterations / steps, sim->unconverged_steps,
                 100.0 * (double)sim->unconverged_steps / steps);
+    if (counts[8] > 0)
+        gf_log_info("  blocks solved: %.1f%% of contacts x sweeps (a block whose bodies have not "
+                    "changed since it last changed nothing is skipped)",
+                    100.0 * (double)counts[7] / (double)counts[8]);
     if (sim->residual_steps > 0)
         gf_log_info("  residual reached (estimated velocity error / reference velocity, tolerance "
                     "%g): mean %.3g, largest %.3g",

@@ -112,6 +112,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->snap);
     free(s->active);
     free(s->mark);
+    free(s->stamp);
+    free(s->seen);
     memset(s, 0, sizeof *s);
 }
 
@@ -426,6 +428,14 @@ static void bodies_from_particles(gf_solver *s, const gf_particles *p, const int
     }
 }
 
+/* The listed bodies changed outside the sweep (a synchronisation): their blocks are solved
+ * again. */
+static void touch_bodies(gf_solver *s, const int32_t *list, size_t n) {
+    for (size_t q = 0; q < n; ++q)
+        s->stamp[list[q]] = s->tick;
+    ++s->tick;
+}
+
 static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32_t *list,
                                 size_t n) {
     for (size_t q = 0; q < n; ++q) {
@@ -443,6 +453,7 @@ static gf_status sync_bodies(gf_solver *s, gf_particles *p, const gf_solver_comm
     bodies_to_particles(s, p, s->edge, s->nedge);
     GF_TRY(comm->sync(comm->ctx, p));
     bodies_from_particles(s, p, s->edge, s->nedge);
+    touch_bodies(s, s->edge, s->nedge);
     return GF_OK;
 }
 
@@ -459,6 +470,7 @@ static gf_status sync_end(gf_solver *s, gf_particles *p, const gf_solver_comm *c
         return GF_OK;
     GF_TRY(comm->sync_end(comm->ctx, p));
     bodies_from_particles(s, p, s->edge, s->nedge);
+    touch_bodies(s, s->edge, s->nedge);
     return GF_OK;
 }
 
@@ -546,6 +558,13 @@ static double velocity_change(const gf_solver *s, const gf_particles *p) {
     return m;
 }
 
+/* Every block is solved in the next sweep. */
+static void forget_changes(gf_solver *s) {
+    memset(s->stamp, 0, s->capb * sizeof *s->stamp);
+    memset(s->seen, 0, s->ncontact * sizeof *s->seen);
+    s->tick = 1;
+}
+
 /* One Gauss-Seidel pass over the records [from, to); *scale collects A_nn |lambda|. Non-finite
  * input shows in the sum of the relative velocities, checked once per pass. */
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
@@ -554,20 +573,32 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     const int32_t nlocal = (int32_t)p->n_local;
     const int32_t nb = (int32_t)s->nbody;
     double sum = 0.0, top = *scale;
+    if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
+        forget_changes(s);
+    uint32_t *stamp = s->stamp, *seen = s->seen;
     for (size_t q = from; q < to; ++q) {
         gf_solver_contact *k = &s->rec[q];
+        /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
+         * block would give the same impulse. */
+        uint32_t since = seen[q];
+        if (stamp[k->b1] < since && stamp[k->b2] < since)
+            continue;
         double x[3];
+        ++s->blocks;
         GF_TRY(solve_block(s, p, c, k, x, &sum));
         /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
          * adds them in full, so velocities and impulses stay consistent. */
         double wgt = (k->b1 >= nlocal || (k->b2 >= nlocal && k->b2 < nb)) ? relax : 1.0;
         double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                        wgt * (x[2] - k->lambda[2])};
-        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
-            continue; /* a separating contact stays open: nothing changes */
+        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
+            seen[q] = s->tick; /* a separating contact stays open: nothing changes */
+            continue;
+        }
         for (int m = 0; m < 3; ++m)
             k->lambda[m] += d[m];
         apply_change(s, k, d);
+        stamp[k->b1] = stamp[k->b2] = s->tick++;
         double v = k->an * fabs(k->lambda[0]);
         top = v > top ? v : top;
     }
@@ -580,6 +611,7 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
                               double *scale) {
     const double relax = s->prm.relaxation;
     double sum = 0.0;
+    s->blocks += (int64_t)s->ncontact;
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
         double x[3];
@@ -626,6 +658,10 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         vref = reference_velocity(s);
         scale = body_speed(s, p);
     }
+    GF_TRY(reserve((void **)&s->stamp, &s->capstamp, s->capb, sizeof *s->stamp));
+    GF_TRY(reserve((void **)&s->seen, &s->capseen, s->ncontact, sizeof *s->seen));
+    forget_changes(s);
+    s->blocks = 0;
     /* Warm-start impulses enter the velocities before the first sweep. */
     for (size_t q = 0; q < s->ncontact && !applied; ++q) {
         const gf_solver_contact *k = &s->rec[q];
@@ -679,6 +715,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             }
         }
         res->iterations = k;
+        res->blocks = s->blocks;
+        res->slots = (int64_t)s->ncontact * k;
         if (!measure)
             continue;
         double dk = velocity_change(s, p), prev = before;

@@ -86,7 +86,8 @@ typedef struct {
     gf_contact_figures run_figures;
     int64_t stepped_particles;
     int64_t total_iterations;
-    long unconverged_steps; /* steps whose solve ended at max_iterations (the same on all ranks) */
+    int64_t total_blocks[2]; /* blocks solved, contacts x sweeps (gf_solver_result) */
+    long unconverged_steps;  /* steps whose solve ended at max_iterations (the same on all ranks) */
     double residual_sum, residual_max; /* of the solves' residuals reached (global) */
     long residual_steps;
     int64_t global_particles;

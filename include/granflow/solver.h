@@ -85,6 +85,9 @@ typedef struct {
 /* The same on every rank. */
 typedef struct {
     long iterations; /* sweeps made */
+    /* Blocks solved (this rank), and contacts times sweeps: Gauss-Seidel skips a block whose
+     * bodies have not changed since it last changed nothing (it would give the same impulse). */
+    int64_t blocks, slots;
     /* 1: the stopping test passed; 0: it did not by max_iterations (with tolerance 0: the last
      * sweep still changed the velocities by more than the floor); -1: no test was made (a fixed
      * number of sweeps). */
@@ -152,6 +155,14 @@ typedef struct {
     size_t nactive, capact;
     uint8_t *mark;
     size_t capmark;
+    /* Gauss-Seidel skips a block whose last solve changed nothing while neither of its bodies
+     * has changed since: it would give the same impulse again. `tick` counts the changes of a
+     * solve; stamp[i] is the tick of body record i's last change, seen[q] the tick at which
+     * record q last changed nothing (0: not since the solve began). */
+    uint32_t tick;
+    uint32_t *stamp, *seen;
+    int64_t blocks; /* blocks solved in this solve */
+    size_t capstamp, capseen;
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
