@@ -10,9 +10,37 @@
 static void rotate_orientation(const double q[4], const double w[3], double dt, double out[4]) {
     double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
     double th = 0.5 * dt * n;
-    /* sin(th) / n; the series where the quotient would lose digits (or divide by zero). */
-    double s = th < 1e-4 ? 0.5 * dt * (1.0 - th * th / 6.0 * (1.0 - th * th / 20.0)) : sin(th) / n;
-    double c = cos(th);
+    /* s = sin(th) / n and c = cos(th). A step turns a particle by far less than 1/8 rad, where
+     * the Taylor series to th^12 is exact to rounding (the first term left out is below 1e-20
+     * of the sum) and costs less than the two libm calls; it also avoids 0/0 at rest. */
+    double s, c;
+    if (th < 0.125) {
+        /* 1/(2k+1)! and 1/(2k)! with alternating signs, for k = 6 down to 0. */
+        static const double sin_k[7] = {1.0 / 6227020800.0,
+                                        -1.0 / 39916800.0,
+                                        1.0 / 362880.0,
+                                        -1.0 / 5040.0,
+                                        1.0 / 120.0,
+                                        -1.0 / 6.0,
+                                        1.0};
+        static const double cos_k[7] = {1.0 / 479001600.0,
+                                        -1.0 / 3628800.0,
+                                        1.0 / 40320.0,
+                                        -1.0 / 720.0,
+                                        1.0 / 24.0,
+                                        -0.5,
+                                        1.0};
+        double t2 = th * th, sr = 0.0, cr = 0.0;
+        for (int k = 0; k < 7; ++k) {
+            sr = sr * t2 + sin_k[k];
+            cr = cr * t2 + cos_k[k];
+        }
+        s = 0.5 * dt * sr;
+        c = cr;
+    } else {
+        s = sin(th) / n;
+        c = cos(th);
+    }
     double n0 = c * q[0] - s * (w[0] * q[1] + w[1] * q[2] + w[2] * q[3]);
     double n1 = c * q[1] + s * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2]);
     double n2 = c * q[2] + s * (w[1] * q[0] + w[2] * q[1] - w[0] * q[3]);
