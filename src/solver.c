@@ -561,7 +561,8 @@ static double velocity_change(const gf_solver *s, const gf_particles *p) {
 /* Every block is solved in the next sweep. */
 static void forget_changes(gf_solver *s) {
     memset(s->stamp, 0, s->capb * sizeof *s->stamp);
-    memset(s->seen, 0, s->ncontact * sizeof *s->seen);
+    if (s->ncontact > 0) /* without contacts nothing was allocated */
+        memset(s->seen, 0, s->ncontact * sizeof *s->seen);
     s->tick = 1;
 }
 
