@@ -651,7 +651,8 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
      * occupied forward neighbours are found once per cell and serve each of its particles. */
     for (int32_t a0 = 0; a0 < (int32_t)np;) {
         int32_t c = lc->cell[item[a0]], a1 = start[c + 1];
-        int32_t rb[13][2], nr = 0;
+        /* Range 0 is the rest of the cell itself (set per particle), then its neighbours. */
+        int32_t rb[14][2], nr = 1;
         for (int k = 0; k < 13; ++k) {
             int32_t nc = c + off[k];
             if (start[nc] < start[nc + 1]) {
@@ -660,15 +661,11 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
                 ++nr;
             }
         }
+        rb[0][1] = a1;
         for (int32_t a = a0; a < a1; ++a) {
             const gf_cell_point pa = pos[a];
+            rb[0][0] = a + 1;
             /* Most candidates are out of reach: no call for them. */
-            for (int32_t b = a + 1; b < a1; ++b) {
-                double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
-                       e2 = pa.x[2] - pos[b].x[2], reach = pa.r + pos[b].r + margin;
-                if (e0 * e0 + e1 * e1 + e2 * e2 < reach * reach)
-                    GF_TRY(candidate(p, m, item[a], item[b], margin, lc, out));
-            }
             for (int32_t r = 0; r < nr; ++r)
                 for (int32_t b = rb[r][0]; b < rb[r][1]; ++b) {
                     double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
