@@ -395,7 +395,7 @@ static const gf_config_key keys[] = {
      "The share of a penetration removed per step: penetrations close at error_reduction / dt."},
     {"Solver", "warm_start", GF_KEY_BOOL, "true", "",
      "Start each step from the previous step's impulses of persisting contacts."},
-    {"Contact", "margin_fraction", GF_KEY_NUMBER, "0.05", "[0, 10]",
+    {"Contact", "margin_fraction", GF_KEY_NUMBER, "0.01", "[0, 10]",
      "The speculative margin beyond the motion of one step, in radii of the largest particle "
      "present (lattice, inflow or restart alike)."},
     {"Contact", "per_pair", GF_KEY_BOOL, "true", "",

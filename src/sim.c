@@ -209,7 +209,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     gf_config_block *cb = gf_config_section(root, "Contact");
     if (!cb)
         return gf_error_status();
-    double frac = 0.05;
+    double frac = GF_SIM_MARGIN_FRACTION;
     GF_TRY(gf_config_get_double(cb, "margin_fraction", frac, &frac));
     GF_TRY(gf_config_check_range(cb, "margin_fraction", frac, 0.0, 10.0));
     GF_TRY(gf_config_get_long(cb, "sort_every", GF_SIM_SORT_EVERY, &sim->sort_every));

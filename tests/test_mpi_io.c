@@ -389,9 +389,11 @@ static void test_restart_equivalence(void **state) {
     gf_sim_free(&second);
 }
 
-/* Bodies of every shape falling onto each other and the floor, from the configuration. */
+/* Bodies of every shape falling onto each other and the floor, from the configuration; a margin
+ * of 5% of a radius holds several points of the landing box at the checkpoint. */
 static const char *shapes_cfg =
     "Domain { min <0,0,0>; max <0.2,0.2,0.2>; box_walls true; periodic <1,0,0>; }\n"
+    "Contact { margin_fraction 0.05; }\n"
     "Materials { friction 0.4; Material { name wood; density 700; } }\n"
     "Clump { name trio; Sphere { centre <0,0,0>; radius 0.008; }\n"
     "        Sphere { centre <0.01,0,0>; radius 0.006; } Sphere { centre <0,0.012,0.003>; "

@@ -746,11 +746,15 @@ static void test_overlaps(void **state) {
     }
     free(p);
     gf_sim_free(&b);
-    /* A sphere of radius 5 cm needs subdomains 2.05 x 5 cm thick: 10 cm at 2 ranks is not. */
+    /* A sphere of radius 5 cm needs subdomains (2 + margin_fraction) x 5 cm thick: 10 cm at 2
+     * ranks is not. */
     write_file("big.csv", "x,y,z,radius\n0.1,0.1,0.1,0.05\n", path, sizeof path);
     with_file(text, sizeof text, base, path, NULL);
     if (P.size > 1) {
-        refused_as(text, (const char *const[]){"particles interact over 0.1025 m", NULL}, 0);
+        char range[64];
+        snprintf(range, sizeof range, "particles interact over %g m",
+                 (2.0 + GF_SIM_MARGIN_FRACTION) * 0.05);
+        refused_as(text, (const char *const[]){range, NULL}, 0);
     } else {
         GF_ASSERT_OK(configure(&b, &P, text, 1));
         gf_sim_free(&b);
