@@ -110,8 +110,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->dl);
     free(s->edge);
     free(s->snap);
-    free(s->active);
-    free(s->mark);
+    free(s->saved);
+    free(s->saved_epoch);
     free(s->stamp);
     free(s->seen);
     memset(s, 0, sizeof *s);
@@ -415,6 +415,17 @@ static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_conta
     return GF_OK;
 }
 
+/* Keeps owned body i's velocities before its first change in a measured sweep. */
+static inline void keep_before_change(gf_solver *s, int32_t i) {
+    if ((size_t)i >= s->nowned || s->saved_epoch[i] == s->epoch)
+        return;
+    s->saved_epoch[i] = s->epoch;
+    double *to = s->snap + 6 * s->nsaved;
+    memcpy(to, s->body[i].v, 3 * sizeof(double));
+    memcpy(to + 3, s->body[i].w, 3 * sizeof(double));
+    s->saved[s->nsaved++] = i;
+}
+
 /* Body records <-> particle arrays, for the listed particles or all (list NULL). */
 static void bodies_from_particles(gf_solver *s, const gf_particles *p, const int32_t *list,
                                   size_t n) {
@@ -448,12 +459,21 @@ static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32
     }
 }
 
+/* The synchronised velocities into the records: the owned ones among them (shared with another
+ * rank) are kept first in a measured sweep. */
+static void bodies_from_sync(gf_solver *s, const gf_particles *p) {
+    if (s->measuring)
+        for (size_t q = 0; q < s->nedge; ++q)
+            keep_before_change(s, s->edge[q]);
+    bodies_from_particles(s, p, s->edge, s->nedge);
+    touch_bodies(s, s->edge, s->nedge);
+}
+
 /* The synchronisation of the velocities with other ranks, on the particle arrays. */
 static gf_status sync_bodies(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
     bodies_to_particles(s, p, s->edge, s->nedge);
     GF_TRY(comm->sync(comm->ctx, p));
-    bodies_from_particles(s, p, s->edge, s->nedge);
-    touch_bodies(s, s->edge, s->nedge);
+    bodies_from_sync(s, p);
     return GF_OK;
 }
 
@@ -469,8 +489,7 @@ static gf_status sync_end(gf_solver *s, gf_particles *p, const gf_solver_comm *c
     if (!comm->sync_begin)
         return GF_OK;
     GF_TRY(comm->sync_end(comm->ctx, p));
-    bodies_from_particles(s, p, s->edge, s->nedge);
-    touch_bodies(s, s->edge, s->nedge);
+    bodies_from_sync(s, p);
     return GF_OK;
 }
 
@@ -506,47 +525,22 @@ static double body_speed(const gf_solver *s, const gf_particles *p) {
     return m;
 }
 
-/* The owned bodies some contact of this rank acts on, and those other ranks update too: the
- * only ones a sweep changes (in a sparse flow far fewer than the bodies). */
-static gf_status list_active(gf_solver *s, const gf_particles *p, const gf_solver_comm *comm) {
-    size_t n = p->n_local;
-    s->nactive = 0;
-    if (n == 0)
-        return GF_OK; /* nothing allocated: no particles here */
-    GF_TRY(reserve((void **)&s->active, &s->capact, n, sizeof *s->active));
-    GF_TRY(reserve((void **)&s->mark, &s->capmark, n, sizeof *s->mark));
-    if (comm && comm->shared)
-        memcpy(s->mark, comm->shared, n);
-    else
-        memset(s->mark, 0, n);
-    for (size_t q = 0; q < s->ncontact; ++q) {
-        const gf_solver_contact *k = &s->rec[q];
-        if ((size_t)k->b1 < n)
-            s->mark[k->b1] = 1;
-        if ((size_t)k->b2 < n)
-            s->mark[k->b2] = 1;
+/* The start of a measured sweep: no body kept yet. */
+static void begin_measure(gf_solver *s) {
+    if (++s->epoch == 0 && s->capv > 0) { /* wrapped: no body may look kept already */
+        memset(s->saved_epoch, 0, s->capv * sizeof *s->saved_epoch);
+        s->epoch = 1;
     }
-    s->nactive = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (s->mark[i])
-            s->active[s->nactive++] = (int32_t)i;
-    return GF_OK;
+    s->nsaved = 0;
+    s->measuring = 1;
 }
 
-static void snapshot(gf_solver *s) {
-    for (size_t a = 0; a < s->nactive; ++a) {
-        size_t i = (size_t)s->active[a];
-        memcpy(s->snap + 6 * a, s->body[i].v, 3 * sizeof(double));
-        memcpy(s->snap + 6 * a + 3, s->body[i].w, 3 * sizeof(double));
-    }
-}
-
-/* D of solver.h: the largest change of an owned body's surface velocity since the snapshot
- * (other owned bodies do not change during sweeps). */
-static double velocity_change(const gf_solver *s, const gf_particles *p) {
+/* D of solver.h: the largest change of an owned body's surface velocity in the measured sweep
+ * (a body not kept did not change); ends the measurement. */
+static double velocity_change(gf_solver *s, const gf_particles *p) {
     double m = 0.0;
-    for (size_t a = 0; a < s->nactive; ++a) {
-        size_t i = (size_t)s->active[a];
+    for (size_t a = 0; a < s->nsaved; ++a) {
+        size_t i = (size_t)s->saved[a];
         double dv[3], dw[3];
         for (int k = 0; k < 3; ++k) {
             dv[k] = s->body[i].v[k] - s->snap[6 * a + k];
@@ -555,6 +549,8 @@ static double velocity_change(const gf_solver *s, const gf_particles *p) {
         double u = sqrt(gf_dot(dv, dv)) + p->radius[i] * sqrt(gf_dot(dw, dw));
         m = u > m ? u : m;
     }
+    s->nsaved = 0;
+    s->measuring = 0;
     return m;
 }
 
@@ -598,6 +594,10 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         }
         for (int m = 0; m < 3; ++m)
             k->lambda[m] += d[m];
+        if (s->measuring) {
+            keep_before_change(s, k->b1);
+            keep_before_change(s, k->b2);
+        }
         apply_change(s, k, d);
         stamp[k->b1] = stamp[k->b2] = s->tick++;
         double v = k->an * fabs(k->lambda[0]);
@@ -627,6 +627,10 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
         const double *d = s->dl + 3 * q;
         for (int m = 0; m < 3; ++m)
             k->lambda[m] += d[m];
+        if (s->measuring) {
+            keep_before_change(s, k->b1);
+            keep_before_change(s, k->b2);
+        }
         apply_change(s, k, d);
         double v = k->an * fabs(k->lambda[0]);
         *scale = v > *scale ? v : *scale;
@@ -654,8 +658,9 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
                            : (nsweeps > 0 ? nsweeps : 1);
     /* Scales of the stopping test, from the free velocities. */
     double vref = 0.0, scale = 0.0;
+    s->nowned = p->n_local;
+    s->measuring = 0;
     if (fixed <= 0) {
-        GF_TRY(list_active(s, p, comm));
         vref = reference_velocity(s);
         scale = body_speed(s, p);
     }
@@ -692,7 +697,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             pending = 0;
         }
         if (measure)
-            snapshot(s);
+            begin_measure(s);
         if (jacobi) {
             GF_TRY(sweep_jacobi(s, p, c, &scale));
             if (parallel)
@@ -806,8 +811,15 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     }
     size_t n_interior = 0;
     GF_TRY(plan_sweeps(s, p, c, comm, &n_interior));
-    if (fixed <= 0 && p->n_local > s->capv)
-        GF_TRY(reserve((void **)&s->snap, &s->capv, p->n_local, 6 * sizeof *s->snap));
+    if (fixed <= 0 && p->n_local > s->capv) {
+        size_t cap = s->capv;
+        GF_TRY(reserve((void **)&s->snap, &cap, p->n_local, 6 * sizeof *s->snap));
+        GF_TRY(gf_grow((void **)&s->saved, cap, sizeof *s->saved));
+        GF_TRY(gf_grow((void **)&s->saved_epoch, cap, sizeof *s->saved_epoch));
+        memset(s->saved_epoch, 0, cap * sizeof *s->saved_epoch);
+        s->epoch = 0;
+        s->capv = cap;
+    }
     if (s->prm.mode == GF_SWEEP_JACOBI)
         GF_TRY(reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
     /* The step's part of the records: velocities, geometry motion, impulses, gap terms. */

@@ -325,6 +325,67 @@ static void test_sweep_counts(void **state) {
     assert_int_equal(n.maxes, 1);
 }
 
+/* Another rank's share of a body: each synchronisation moves particle 0 (shared with that rank)
+ * away from particle 1 by `kick`. */
+static gf_status kick_sync(void *ctx, gf_particles *p) {
+    p->v[0][0] -= *(const double *)ctx;
+    return GF_OK;
+}
+
+static gf_status no_max(void *ctx, double *values, int n) {
+    (void)ctx;
+    (void)values;
+    (void)n;
+    return GF_OK;
+}
+
+/* The change the stopping test measures includes what the synchronisation writes into the bodies
+ * this rank shares: a resting pair whose shared body another rank keeps moving (the contact
+ * stays open, so no sweep here changes anything) never contracts and runs to max_iterations,
+ * saying so; without the kick it stops after its first measured sweep. */
+static void test_sync_changes_counted(void **state) {
+    (void)state;
+    for (int kicked = 0; kicked < 2; ++kicked) {
+        gf_particles p;
+        gf_particles_init(&p);
+        gf_walls w;
+        gf_walls_init(&w);
+        gf_materials mat;
+        gf_materials_init(&mat);
+        for (int k = 0; k < 2; ++k) {
+            gf_particle rec;
+            const double c[3] = {0.02 * k, 0, 0};
+            gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
+            GF_ASSERT_OK(gf_particles_add(&p, &rec));
+        }
+        gf_contacts c;
+        gf_contacts_init(&c);
+        gf_linkcells lc;
+        gf_linkcells_init(&lc);
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 1e-4, &lc, &c));
+        assert_int_equal(c.count, 1);
+        gf_solver_params prm;
+        gf_solver_params_default(&prm);
+        prm.max_iterations = 25;
+        gf_solver s;
+        GF_ASSERT_OK(gf_solver_init(&s, &prm));
+        GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
+        double kick = kicked ? 1e-3 : 0.0;
+        const uint8_t shared[2] = {1, 0};
+        gf_solver_comm comm = {
+            .ctx = &kick, .sync = kick_sync, .max = no_max, .shared = shared, .nslot = 2};
+        gf_solver_result res;
+        GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, 1e-4, &comm, &res));
+        assert_int_equal(res.converged, !kicked);
+        assert_int_equal(res.iterations, kicked ? 25 : 1);
+        assert_true(c.lambda[0][0] == 0.0);
+        gf_solver_free(&s);
+        gf_linkcells_free(&lc);
+        gf_contacts_free(&c);
+        gf_particles_free(&p);
+    }
+}
+
 /* Solver.sweeps is read and checked like the other keys. */
 static void test_configure_sweeps(void **state) {
     (void)state;
@@ -432,7 +493,7 @@ int main(void) {
         cmocka_unit_test(test_resting_pair),      cmocka_unit_test(test_resting_stack),
         cmocka_unit_test(test_chain_impact),      cmocka_unit_test(test_sweep_counts),
         cmocka_unit_test(test_configure_sweeps),  cmocka_unit_test(test_rank_colors),
-        cmocka_unit_test(test_jacobi_relaxation),
+        cmocka_unit_test(test_jacobi_relaxation), cmocka_unit_test(test_sync_changes_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,12 +149,15 @@ typedef struct {
     double *dl;    /* Jacobi: the pending impulse change of each contact, 3 per contact */
     int32_t *edge; /* particles whose velocities the synchronisation reads or writes */
     size_t nedge, cape;
-    size_t capv;
-    double *snap;    /* velocities of the active bodies before a measured sweep: 6 per body */
-    int32_t *active; /* owned bodies some contact acts on */
-    size_t nactive, capact;
-    uint8_t *mark;
-    size_t capmark;
+    /* A measured sweep keeps each owned body's velocities from before its first change in the
+     * sweep (6 per body, in `saved` order): the change D of solver.h is then taken over the
+     * bodies that changed, instead of a copy and a comparison of every body per measurement. */
+    double *snap;
+    int32_t *saved;        /* the bodies kept, in the order of their first change */
+    uint32_t *saved_epoch; /* per owned body: the measurement that kept it */
+    uint32_t epoch;        /* the current or last measurement */
+    int measuring;
+    size_t nsaved, nowned, capv;
     /* Gauss-Seidel skips a block whose last solve changed nothing while neither of its bodies
      * has changed since: it would give the same impulse again. `tick` counts the changes of a
      * solve; stamp[i] is the tick of body record i's last change, seen[q] the tick at which
