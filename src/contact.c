@@ -528,6 +528,7 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->item);
     free(lc->cell);
     free(lc->pos);
+    free(lc->hit);
     free(lc->points);
     free(lc->tri);
     gf_linkcells_init(lc);
@@ -540,15 +541,24 @@ void gf_linkcells_free(gf_linkcells *lc) {
 static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double h) {
     size_t np = p->n_local + p->n_ghost;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int d = 0; d < 3; ++d)
+    /* Without an exit in the loop (it vectorises): x - x is NaN for an infinite or NaN x. */
+    double bad = 0.0;
+    for (int d = 0; d < 3; ++d) {
+        const double *x = p->x[d];
+        double l = INFINITY, u = -INFINITY;
         for (size_t i = 0; i < np; ++i) {
-            double x = p->x[d][i];
-            if (!isfinite(x))
+            l = x[i] < l ? x[i] : l;
+            u = x[i] > u ? x[i] : u;
+            bad += x[i] - x[i];
+        }
+        lo[d] = l;
+        hi[d] = u;
+    }
+    if (!isfinite(bad))
+        for (size_t i = 0; i < np; ++i)
+            if (!isfinite(p->x[0][i] + p->x[1][i] + p->x[2][i]))
                 return GF_ERROR(GF_ERR_NUMERIC, "particle %lld has a non-finite position",
                                 (long long)p->id[i]);
-            lo[d] = x < lo[d] ? x : lo[d];
-            hi[d] = x > hi[d] ? x : hi[d];
-        }
     /* Never more cells than about 8 per particle: empty cells cost memory and a pass each in
      * sparse or spread-out systems, but cells wider than the range cost candidate pairs (2 per
      * particle made the channel demo's detection 25% slower). The padded grid has at least
@@ -610,6 +620,18 @@ static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double
     return GF_OK;
 }
 
+/* Room for the hits of one particle among `need` candidates. */
+static gf_status hits_reserve(gf_linkcells *lc, size_t need) {
+    if (need <= lc->caphit)
+        return GF_OK;
+    size_t cap = lc->caphit ? lc->caphit : 64;
+    while (cap < need)
+        cap *= 2;
+    GF_TRY(gf_grow((void **)&lc->hit, cap, sizeof *lc->hit));
+    lc->caphit = cap;
+    return GF_OK;
+}
+
 /* The forward half of a cell's 26 neighbours (dz > 0, or dz = 0 and dy > 0, or dz = dy = 0 and
  * dx > 0) as offsets in the padded grid: with the cell itself, each unordered pair of
  * neighbouring cells is visited once. */
@@ -648,31 +670,37 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     const int32_t *start = lc->start, *item = lc->item;
     const gf_cell_point *pos = lc->pos;
     /* Cell by occupied cell, in memory order of the sorted particles: the ranges of the
-     * occupied forward neighbours are found once per cell and serve each of its particles. */
+     * occupied forward neighbours are found once per cell and serve each of its particles, and
+     * a particle's hits are recorded without a branch (most candidates miss, at random: a
+     * branch per candidate mispredicts often). */
     for (int32_t a0 = 0; a0 < (int32_t)np;) {
         int32_t c = lc->cell[item[a0]], a1 = start[c + 1];
         /* Range 0 is the rest of the cell itself (set per particle), then its neighbours. */
         int32_t rb[14][2], nr = 1;
+        size_t len = (size_t)(a1 - a0);
         for (int k = 0; k < 13; ++k) {
-            int32_t nc = c + off[k];
-            if (start[nc] < start[nc + 1]) {
-                rb[nr][0] = start[nc];
-                rb[nr][1] = start[nc + 1];
-                ++nr;
-            }
+            int32_t s0 = start[c + off[k]], s1 = start[c + off[k] + 1];
+            rb[nr][0] = s0;
+            rb[nr][1] = s1;
+            nr += s0 < s1;
+            len += (size_t)(s1 - s0);
         }
+        GF_TRY(hits_reserve(lc, len));
+        int32_t *hit = lc->hit;
         rb[0][1] = a1;
         for (int32_t a = a0; a < a1; ++a) {
             const gf_cell_point pa = pos[a];
             rb[0][0] = a + 1;
-            /* Most candidates are out of reach: no call for them. */
+            size_t nh = 0;
             for (int32_t r = 0; r < nr; ++r)
                 for (int32_t b = rb[r][0]; b < rb[r][1]; ++b) {
                     double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
                            e2 = pa.x[2] - pos[b].x[2], reach = pa.r + pos[b].r + margin;
-                    if (e0 * e0 + e1 * e1 + e2 * e2 < reach * reach)
-                        GF_TRY(candidate(p, m, item[a], item[b], margin, lc, out));
+                    hit[nh] = b;
+                    nh += e0 * e0 + e1 * e1 + e2 * e2 < reach * reach;
                 }
+            for (size_t h = 0; h < nh; ++h)
+                GF_TRY(candidate(p, m, item[a], item[hit[h]], margin, lc, out));
         }
         a0 = a1;
     }

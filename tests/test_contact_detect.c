@@ -112,6 +112,38 @@ static void test_matches_brute_force(void **state) {
     gf_linkcells_free(&lc);
 }
 
+/* A non-finite centre (NaN or infinite, in any coordinate) stops detection with an error that
+ * names the particle; finite ones pass. */
+static void test_nonfinite_position(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    const double bad[] = {NAN, INFINITY, -INFINITY, 0.5};
+    for (int d = 0; d < 3; ++d)
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+            gf_particles p;
+            random_system(&p, 7, 40, 0, 1.0, 0.01, 0.02);
+            p.x[d][17] = bad[k];
+            gf_contacts c;
+            gf_contacts_init(&c);
+            gf_status st = gf_contact_detect(&p, &w, &m, 0.001, &lc, &c);
+            if (isfinite(bad[k])) {
+                GF_ASSERT_OK(st);
+            } else {
+                assert_int_equal(st, GF_ERR_NUMERIC);
+                assert_non_null(strstr(gf_error_message(), "particle 17 has a non-finite"));
+                gf_error_clear();
+            }
+            gf_contacts_free(&c);
+            gf_particles_free(&p);
+        }
+    gf_linkcells_free(&lc);
+}
+
 /* Geometry of one sphere-sphere and one sphere-wall contact. */
 static void test_contact_frame(void **state) {
     (void)state;
@@ -300,10 +332,9 @@ static void test_spatial_sort(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spatial_sort),
-        cmocka_unit_test(test_speculation_partition),
-        cmocka_unit_test(test_matches_brute_force),
-        cmocka_unit_test(test_contact_frame),
+        cmocka_unit_test(test_spatial_sort),        cmocka_unit_test(test_speculation_partition),
+        cmocka_unit_test(test_matches_brute_force), cmocka_unit_test(test_contact_frame),
+        cmocka_unit_test(test_nonfinite_position),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,8 @@ typedef struct {
     int32_t *item;      /* particle indices sorted by cell */
     int32_t *cell;      /* cell of each particle */
     gf_cell_point *pos; /* centres and radii in item order */
+    int32_t *hit;       /* the candidates within reach of one particle (indices into item) */
+    size_t caphit;
     /* Contact points of one pair of non-spherical bodies (gf_collide's buffer). */
     gf_contact_point *points;
     int cappoints;
