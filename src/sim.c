@@ -923,8 +923,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                 (double)sim->total_iterations / steps, sim->unconverged_steps,
                 100.0 * (double)sim->unconverged_steps / steps);
     if (counts[8] > 0)
-        gf_log_info("  blocks solved: %.1f%% of contacts x sweeps (a block whose bodies have not "
-                    "changed since it last changed nothing is skipped)",
+        gf_log_info("  blocks solved: %.1f%% of contacts x sweeps (skipped: a block whose bodies "
+                    "have not changed since it last changed nothing, an open contact whose bodies "
+                    "have not moved by its slack)",
                     100.0 * (double)counts[7] / (double)counts[8]);
     if (sim->residual_steps > 0)
         gf_log_info("  residual reached (estimated velocity error / reference velocity, tolerance "

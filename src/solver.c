@@ -114,6 +114,9 @@ void gf_solver_free(gf_solver *s) {
     free(s->saved_epoch);
     free(s->stamp);
     free(s->seen);
+    free(s->drift);
+    free(s->slack);
+    free(s->slack_ref);
     memset(s, 0, sizeof *s);
 }
 
@@ -260,6 +263,10 @@ static inline void apply_change(gf_solver *s, const gf_solver_contact *k, const 
     gf_cross(k->n, k->t, o);
     for (int m = 0; m < 3; ++m)
         P[m] = d[0] * k->n[m] + d[1] * k->t[m] + d[2] * o[m];
+    /* |P| <= |d|_1 in the orthonormal frame: a bound on each body's change of velocity. */
+    double size = fabs(d[0]) + fabs(d[1]) + fabs(d[2]);
+    s->drift[k->b1] += b1->im * size;
+    s->drift[k->b2] += b2->im * size;
     for (int m = 0; m < 3; ++m) {
         b1->v[m] += b1->im * P[m];
         b2->v[m] -= b2->im * P[m];
@@ -327,8 +334,8 @@ static inline void solve_sphere(const gf_solver_contact *k, const double u[3], d
 /* The new impulse x of contact k from the current velocities; *sum collects the relative
  * velocities (a non-finite number shows there, checked once per sweep). */
 static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
-                                    const gf_solver_contact *k, double x[3], double *sum) {
-    double u[3];
+                                    const gf_solver_contact *k, double u[3], double x[3],
+                                    double *sum) {
     relative_velocity(s, k, u);
     *sum += u[0] + u[1] + u[2];
     if (k->general >= 0)
@@ -465,6 +472,11 @@ static void bodies_from_sync(gf_solver *s, const gf_particles *p) {
     if (s->measuring)
         for (size_t q = 0; q < s->nedge; ++q)
             keep_before_change(s, s->edge[q]);
+    for (size_t q = 0; q < s->nedge; ++q) {
+        size_t i = (size_t)s->edge[q];
+        const double *v = s->body[i].v;
+        s->drift[i] += fabs(p->v[0][i] - v[0]) + fabs(p->v[1][i] - v[1]) + fabs(p->v[2][i] - v[2]);
+    }
     bodies_from_particles(s, p, s->edge, s->nedge);
     touch_bodies(s, s->edge, s->nedge);
 }
@@ -554,6 +566,26 @@ static double velocity_change(gf_solver *s, const gf_particles *p) {
     return m;
 }
 
+/* Relative rounding allowances of the slack test (far above the few ulps of the sums
+ * involved, far below any slack that matters). */
+#define GF_SOLVER_SLACK_REL 1e-9
+#define GF_SOLVER_SLACK_ROUND 1e-12
+
+/* An open sphere block without impulse (its normal velocity u_n + bias >= 0) stays open while its
+ * bodies' linear velocities change by less than u_n + bias in total: its normal velocity depends
+ * on nothing else. The slack keeps a rounding allowance of the sums that gave it, so the skipped
+ * solve would have given exactly zero. `moved` is the two bodies' drift now. A slack needs no
+ * reset when the block later takes an impulse: that needs a drift beyond the slack first, and
+ * the drift only grows. */
+static inline void open_slack(gf_solver *s, const gf_solver_contact *k, size_t q, double un,
+                              double moved) {
+    const double *v1 = s->body[k->b1].v, *v2 = s->body[k->b2].v;
+    double size = fabs(v1[0]) + fabs(v1[1]) + fabs(v1[2]) + fabs(v2[0]) + fabs(v2[1]) +
+                  fabs(v2[2]) + fabs(k->bias);
+    s->slack[q] = un + k->bias - GF_SOLVER_SLACK_ROUND * size;
+    s->slack_ref[q] = moved;
+}
+
 /* Every block is solved in the next sweep. */
 static void forget_changes(gf_solver *s) {
     memset(s->stamp, 0, s->capb * sizeof *s->stamp);
@@ -573,6 +605,7 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
         forget_changes(s);
     uint32_t *stamp = s->stamp, *seen = s->seen;
+    const double *drift = s->drift;
     for (size_t q = from; q < to; ++q) {
         gf_solver_contact *k = &s->rec[q];
         /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
@@ -580,9 +613,16 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         uint32_t since = seen[q];
         if (stamp[k->b1] < since && stamp[k->b2] < since)
             continue;
-        double x[3];
+        /* An open contact whose bodies' velocities have not changed by its slack since: it is
+         * still open, and would stay without impulse. */
+        double moved = drift[k->b1] + drift[k->b2];
+        if (s->slack[q] > 0.0 &&
+            (moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) + GF_SOLVER_SLACK_REL * moved <
+                s->slack[q])
+            continue;
+        double u[3], x[3];
         ++s->blocks;
-        GF_TRY(solve_block(s, p, c, k, x, &sum));
+        GF_TRY(solve_block(s, p, c, k, u, x, &sum));
         /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
          * adds them in full, so velocities and impulses stay consistent. */
         double wgt = (k->b1 >= nlocal || (k->b2 >= nlocal && k->b2 < nb)) ? relax : 1.0;
@@ -590,6 +630,8 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
                        wgt * (x[2] - k->lambda[2])};
         if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
             seen[q] = s->tick; /* a separating contact stays open: nothing changes */
+            if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0)
+                open_slack(s, k, q, u[0], moved);
             continue;
         }
         for (int m = 0; m < 3; ++m)
@@ -615,8 +657,8 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
     s->blocks += (int64_t)s->ncontact;
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
-        double x[3];
-        GF_TRY(solve_block(s, p, c, k, x, &sum));
+        double u[3], x[3];
+        GF_TRY(solve_block(s, p, c, k, u, x, &sum));
         for (int m = 0; m < 3; ++m)
             s->dl[3 * q + m] = relax * (x[m] - k->lambda[m]);
     }
@@ -665,8 +707,15 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         scale = body_speed(s, p);
     }
     GF_TRY(reserve((void **)&s->stamp, &s->capstamp, s->capb, sizeof *s->stamp));
+    GF_TRY(reserve((void **)&s->drift, &s->capdrift, s->capb, sizeof *s->drift));
     GF_TRY(reserve((void **)&s->seen, &s->capseen, s->ncontact, sizeof *s->seen));
+    size_t capslack = s->capslack;
+    GF_TRY(reserve((void **)&s->slack, &capslack, s->ncontact, sizeof *s->slack));
+    GF_TRY(reserve((void **)&s->slack_ref, &s->capslack, s->ncontact, sizeof *s->slack_ref));
     forget_changes(s);
+    memset(s->drift, 0, s->capb * sizeof *s->drift);
+    if (s->ncontact > 0) /* without contacts nothing was allocated */
+        memset(s->slack, 0, s->ncontact * sizeof *s->slack);
     s->blocks = 0;
     /* Warm-start impulses enter the velocities before the first sweep. */
     for (size_t q = 0; q < s->ncontact && !applied; ++q) {

@@ -386,6 +386,97 @@ static void test_sync_changes_counted(void **state) {
     }
 }
 
+/* A row of three spheres on the x axis (radius r, ids 0, 1, 2 from the left), the first two a
+ * gap g apart, the last two touching; velocities along x. Solved to rounding, with `comm` (may
+ * be NULL). */
+static void solve_row(double g, const double vx[3], const gf_solver_comm *comm, double out[3]) {
+    const double r = 0.01, dt = 1e-4;
+    gf_particles p;
+    gf_particles_init(&p);
+    gf_walls w;
+    gf_walls_init(&w);
+    gf_materials mat;
+    gf_materials_init(&mat);
+    const double x[3] = {0.0, 2 * r + g, 4 * r + g};
+    for (int k = 0; k < 3; ++k) {
+        gf_particle rec;
+        const double c[3] = {x[k], 0, 0};
+        gf_particle_make_sphere(&rec, k, c, r, 1000.0, 0);
+        rec.v[0] = vx[k];
+        GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    }
+    gf_contacts c;
+    gf_contacts_init(&c);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 2 * g, &lc, &c));
+    assert_int_equal(c.count, 2);
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.tolerance = 1e-13;
+    prm.max_iterations = 2000;
+    gf_solver s;
+    GF_ASSERT_OK(gf_solver_init(&s, &prm));
+    GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
+    gf_solver_result res;
+    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, dt, comm, &res));
+    for (int k = 0; k < 3; ++k)
+        out[k] = p.v[0][k];
+    gf_solver_free(&s);
+    gf_linkcells_free(&lc);
+    gf_contacts_free(&c);
+    gf_particles_free(&p);
+}
+
+/* An open contact is solved again once a neighbour's impulse has moved its body enough to close
+ * it. Sphere 2 hits sphere 1 at v; the gap g to sphere 0 closes at g / dt = v / 5 < v / 2: all
+ * three take the momentum, spheres 1 and 2 at a common velocity a and sphere 0 at a + g / dt
+ * (its gap just closing), so a = -(v + g / dt) / 3. The open contact comes first in the sweep
+ * (found from sphere 0's cell), so it is met open before sphere 1 moves. */
+static void test_open_contact_closed_by_neighbour(void **state) {
+    (void)state;
+    const double g = 2e-5, dt = 1e-4, v = 5 * g / dt;
+    double out[3];
+    solve_row(g, (const double[3]){0.0, 0.0, -v}, NULL, out);
+    double a = -(v + g / dt) / 3;
+    GF_ASSERT_NEAR(out[0], a + g / dt, 1e-9 * v);
+    GF_ASSERT_NEAR(out[1], a, 1e-9 * v);
+    GF_ASSERT_NEAR(out[2], a, 1e-9 * v);
+}
+
+/* The second synchronisation (after the first sweep) pushes particle 1, shared with another rank,
+ * towards particle 0 at `kick`. */
+typedef struct {
+    int calls;
+    double kick;
+} late_kick;
+
+static gf_status late_kick_sync(void *ctx, gf_particles *p) {
+    late_kick *k = ctx;
+    if (++k->calls == 2)
+        p->v[0][1] -= k->kick;
+    return GF_OK;
+}
+
+/* The same for a body moved by the synchronisation: an open contact met before another rank
+ * pushes its body is solved again. Sphere 1 (shared) is pushed towards sphere 0 at v after the
+ * first sweep (away from sphere 2, which stays at rest): spheres 0 and 1 share the momentum -v,
+ * sphere 1 faster by g / dt (the gap just closing). */
+static void test_open_contact_closed_by_sync(void **state) {
+    (void)state;
+    const double g = 2e-5, dt = 1e-4, v = 5 * g / dt;
+    late_kick kick = {0, v};
+    const uint8_t shared[3] = {0, 1, 0};
+    gf_solver_comm comm = {
+        .ctx = &kick, .sync = late_kick_sync, .max = no_max, .shared = shared, .nslot = 3};
+    double out[3];
+    solve_row(g, (const double[3]){0.0, 0.0, 0.0}, &comm, out);
+    assert_true(kick.calls > 2);
+    GF_ASSERT_NEAR(out[0], -(v - g / dt) / 2, 1e-9 * v);
+    GF_ASSERT_NEAR(out[1], -(v + g / dt) / 2, 1e-9 * v);
+    GF_ASSERT_NEAR(out[2], 0.0, 1e-9 * v);
+}
+
 /* Solver.sweeps is read and checked like the other keys. */
 static void test_configure_sweeps(void **state) {
     (void)state;
@@ -490,10 +581,16 @@ static void test_jacobi_relaxation(void **state) {
 int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resting_pair),      cmocka_unit_test(test_resting_stack),
-        cmocka_unit_test(test_chain_impact),      cmocka_unit_test(test_sweep_counts),
-        cmocka_unit_test(test_configure_sweeps),  cmocka_unit_test(test_rank_colors),
-        cmocka_unit_test(test_jacobi_relaxation), cmocka_unit_test(test_sync_changes_counted),
+        cmocka_unit_test(test_resting_pair),
+        cmocka_unit_test(test_resting_stack),
+        cmocka_unit_test(test_chain_impact),
+        cmocka_unit_test(test_sweep_counts),
+        cmocka_unit_test(test_configure_sweeps),
+        cmocka_unit_test(test_rank_colors),
+        cmocka_unit_test(test_jacobi_relaxation),
+        cmocka_unit_test(test_sync_changes_counted),
+        cmocka_unit_test(test_open_contact_closed_by_neighbour),
+        cmocka_unit_test(test_open_contact_closed_by_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,12 @@ typedef struct {
      * record q last changed nothing (0: not since the solve began). */
     uint32_t tick;
     uint32_t *stamp, *seen;
+    /* It also skips an open sphere block without impulse while its bodies' linear velocities
+     * have changed by less than its slack u_n + bias: drift[i] bounds the total change of body
+     * record i's velocity in this solve, slack[q] (0: none) and slack_ref[q] are record q's
+     * slack and its bodies' drift when it was found. */
+    double *drift, *slack, *slack_ref;
+    size_t capdrift, capslack;
     int64_t blocks; /* blocks solved in this solve */
     size_t capstamp, capseen;
 } gf_solver;
