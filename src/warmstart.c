@@ -99,37 +99,80 @@ gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt
     return GF_OK;
 }
 
+/* A key and where its entry is, for sorting (the impulses follow by the permutation). */
 typedef struct {
-    key k;
-    double l[3];
-} entry;
+    int64_t a, b;
+    int32_t pt, at;
+} sort_item;
 
-static int cmp_entry(const void *x, const void *y) {
-    const entry *p = x, *q = y;
-    return key_less(p->k, q->k) ? -1 : key_less(q->k, p->k);
+static inline int item_less(const sort_item *x, const sort_item *y) {
+    return x->a < y->a || (x->a == y->a && (x->b < y->b || (x->b == y->b && x->pt < y->pt)));
 }
 
-/* Sorts the table by key through an array of records. */
+/* Runs shorter than this are sorted by insertion before the merges. */
+#define SORT_RUN 16
+
+/* A stable merge sort of n items (tmp: room for n more), bottom-up, with the comparison inline:
+ * the table is sorted after every step's store, and qsort's call per comparison cost a step
+ * more than the lookups. Returns where the sorted items are (v or tmp). */
+static sort_item *sort_items(sort_item *v, sort_item *tmp, size_t n) {
+    for (size_t lo = 0; lo < n; lo += SORT_RUN) {
+        size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+        for (size_t i = lo + 1; i < hi; ++i) {
+            sort_item x = v[i];
+            size_t j = i;
+            for (; j > lo && item_less(&x, &v[j - 1]); --j)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+    sort_item *from = v, *to = tmp;
+    for (size_t width = SORT_RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                to[k++] = item_less(&from[j], &from[i]) ? from[j++] : from[i++];
+            while (i < mid)
+                to[k++] = from[i++];
+            while (j < hi)
+                to[k++] = from[j++];
+        }
+        sort_item *t = from;
+        from = to;
+        to = t;
+    }
+    return from;
+}
+
+/* Sorts the table by key (stable). */
 static gf_status sort_table(gf_warmstart *ws) {
-    if (ws->n < 2)
+    size_t n = ws->n;
+    if (n < 2)
         return GF_OK;
-    entry *e = gf_malloc(ws->n, sizeof *e);
-    if (!e)
+    sort_item *items = gf_malloc(2 * n, sizeof *items);
+    double *l = gf_malloc(3 * n, sizeof *l);
+    if (!items || !l) {
+        free(items);
+        free(l);
         return gf_error_status();
-    for (size_t i = 0; i < ws->n; ++i) {
-        e[i].k = key_at(ws, i);
-        for (int k = 0; k < 3; ++k)
-            e[i].l[k] = ws->l[k][i];
     }
-    qsort(e, ws->n, sizeof *e, cmp_entry);
-    for (size_t i = 0; i < ws->n; ++i) {
-        ws->a[i] = e[i].k.a;
-        ws->b[i] = e[i].k.b;
-        ws->pt[i] = e[i].k.pt;
+    for (size_t i = 0; i < n; ++i)
+        items[i] = (sort_item){ws->a[i], ws->b[i], ws->pt[i], (int32_t)i};
+    const sort_item *sorted = sort_items(items, items + n, n);
+    for (size_t i = 0; i < n; ++i)
         for (int k = 0; k < 3; ++k)
-            ws->l[k][i] = e[i].l[k];
+            l[3 * i + k] = ws->l[k][sorted[i].at];
+    for (size_t i = 0; i < n; ++i) {
+        ws->a[i] = sorted[i].a;
+        ws->b[i] = sorted[i].b;
+        ws->pt[i] = sorted[i].pt;
+        for (int k = 0; k < 3; ++k)
+            ws->l[k][i] = l[3 * i + k];
     }
-    free(e);
+    free(items);
+    free(l);
     return GF_OK;
 }
 
