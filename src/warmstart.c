@@ -76,6 +76,7 @@ static size_t lower_bound(const gf_warmstart *ws, key k) {
 
 gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt,
                               const double l[3]) {
+    GF_TRY(gf_warmstart_sort(ws));
     size_t n = ws->n;
     key k = {a, b, pt};
     /* Keys arriving in order (the common case) go to the end; others are inserted at their
@@ -176,6 +177,14 @@ static gf_status sort_table(gf_warmstart *ws) {
     return GF_OK;
 }
 
+gf_status gf_warmstart_sort(gf_warmstart *ws) {
+    if (!ws->unsorted)
+        return GF_OK;
+    GF_TRY(sort_table(ws));
+    ws->unsorted = 0;
+    return GF_OK;
+}
+
 /* The key of contact j and the sign of its impulse as seen by the key's first particle. */
 static void contact_key(const gf_particles *p, const gf_contacts *c, size_t j, int64_t *a,
                         int64_t *b, double *sign) {
@@ -209,10 +218,19 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
             ws->l[k][ws->n] = s * (ln * c->n[k][j] + lt * c->t[k][j] + lo * c->o[k][j]);
         ws->n++;
     }
-    return sort_table(ws);
+    ws->unsorted = ws->n > 1;
+    return GF_OK;
 }
 
+/* Without the hash index (memory short): a binary search, or a scan of a table in contact
+ * order. */
 static long find(const gf_warmstart *ws, key k) {
+    if (ws->unsorted) {
+        for (size_t i = 0; i < ws->n; ++i)
+            if (key_equal(key_at(ws, i), k))
+                return (long)i;
+        return -1;
+    }
     size_t lo = lower_bound(ws, k);
     return (lo < ws->n && key_equal(key_at(ws, lo), k)) ? (long)lo : -1;
 }
@@ -296,6 +314,7 @@ gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, g
         count += contains(ids, nids, ws->a[i]);
     if (count == 0)
         return GF_OK;
+    GF_TRY(gf_warmstart_sort(ws));
     /* Room first, so that nothing fails halfway: the taken entries leave as a sorted run, the
      * rest close up in order. */
     gf_warmstart run;
@@ -326,6 +345,9 @@ gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, g
 gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
     if (in->n == 0)
         return GF_OK;
+    if (in->unsorted)
+        return GF_ERROR(GF_ERR_STATE, "warm start: a table to merge must be in key order");
+    GF_TRY(gf_warmstart_sort(ws));
     size_t n = ws->n, m = in->n;
     GF_TRY(reserve(ws, n + m));
     /* Both sorted: merge from the back, in place; on equal keys ws's entries stay first. */

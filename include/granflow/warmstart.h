@@ -15,25 +15,30 @@
 #include "granflow/error.h"
 #include "granflow/particles.h"
 
-/* The table is sorted by key (a, b, pt) after every operation below, so that lookups are binary
- * searches. */
+/* The table is in key order (a, b, pt) after every operation below but gf_warmstart_store, which
+ * leaves it in the order of the contacts: the step's lookups (gf_warmstart_apply) go through a
+ * hash index, and the operations that need the key order (take, merge, append, insert, sort)
+ * sort it first, so a run on one rank never sorts it. */
 typedef struct {
     size_t n, cap;
-    int64_t *a, *b; /* sorted by (a, b, pt) */
+    int64_t *a, *b; /* keyed by (a, b, pt) */
     int32_t *pt;    /* the point of the pair */
     double *l[3];   /* world-frame impulse on particle a */
+    int unsorted;   /* not in key order (after gf_warmstart_store) */
 } gf_warmstart;
 
 void gf_warmstart_init(gf_warmstart *ws);
 void gf_warmstart_free(gf_warmstart *ws);
-/* Replaces the table by the impulses of the solved contacts. */
+/* Replaces the table by the impulses of the solved contacts (in their order). */
 gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_contacts *c);
+/* Puts the table in key order (a no-op when it is). */
+gf_status gf_warmstart_sort(gf_warmstart *ws);
 /* Sets c->lambda from the table (zero for new contacts); returns how many were found. */
 size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_contacts *c);
 /* Moves the entries whose first id is in `ids` (sorted ascending) into `out`, which may already
  * hold entries. */
 gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, gf_warmstart *out);
-/* Adds the entries of `in` (a linear merge of the two sorted tables). */
+/* Adds the entries of `in`, which must be in key order (a linear merge of the two tables). */
 gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in);
 /* Adds one entry at its place: O(1) when keys come in increasing order, O(n) otherwise (use
  * gf_warmstart_insert for many entries in no particular order). */
