@@ -144,6 +144,63 @@ static void test_nonfinite_position(void **state) {
     gf_linkcells_free(&lc);
 }
 
+/* The contact frame (n, t, o) is right-handed and orthonormal to rounding for normals in every
+ * direction: random ones, the poles and their neighbourhood (where a tangent construction
+ * divides by small numbers), and the axes. Pairs of unit spheres touching along each. */
+static void test_frame_every_direction(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    uint64_t rng = 99;
+    for (int k = 0; k < 2000; ++k) {
+        double d[3];
+        if (k < 6) { /* the axes, both ways */
+            d[0] = d[1] = d[2] = 0.0;
+            d[k / 2] = k % 2 ? -1.0 : 1.0;
+        } else if (k < 40) { /* near the poles */
+            double e = pow(10.0, -(double)(k % 17));
+            d[0] = e * gf_test_uniform(&rng, -1, 1);
+            d[1] = e * gf_test_uniform(&rng, -1, 1);
+            d[2] = k % 2 ? -1.0 : 1.0;
+        } else {
+            for (int a = 0; a < 3; ++a)
+                d[a] = gf_test_uniform(&rng, -1, 1);
+        }
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        gf_particles p;
+        gf_particles_init(&p);
+        gf_particle rec;
+        const double c1[3] = {0, 0, 0},
+                     c2[3] = {1.99 * d[0] / len, 1.99 * d[1] / len, 1.99 * d[2] / len};
+        gf_particle_make_sphere(&rec, 1, c1, 1.0, 1000, 0);
+        GF_ASSERT_OK(gf_particles_add(&p, &rec));
+        gf_particle_make_sphere(&rec, 2, c2, 1.0, 1000, 0);
+        GF_ASSERT_OK(gf_particles_add(&p, &rec));
+        gf_contacts c;
+        gf_contacts_init(&c);
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, 0.0, &lc, &c));
+        assert_int_equal(c.count, 1);
+        double n[3] = {c.n[0][0], c.n[1][0], c.n[2][0]}, t[3] = {c.t[0][0], c.t[1][0], c.t[2][0]},
+               o[3] = {c.o[0][0], c.o[1][0], c.o[2][0]};
+        GF_ASSERT_NEAR(t[0] * t[0] + t[1] * t[1] + t[2] * t[2], 1.0, 1e-15);
+        GF_ASSERT_NEAR(o[0] * o[0] + o[1] * o[1] + o[2] * o[2], 1.0, 1e-15);
+        GF_ASSERT_NEAR(n[0] * t[0] + n[1] * t[1] + n[2] * t[2], 0.0, 1e-15);
+        GF_ASSERT_NEAR(n[0] * o[0] + n[1] * o[1] + n[2] * o[2], 0.0, 1e-15);
+        GF_ASSERT_NEAR(t[0] * o[0] + t[1] * o[1] + t[2] * o[2], 0.0, 1e-15);
+        /* Right-handed: n x t = o. */
+        GF_ASSERT_NEAR(n[1] * t[2] - n[2] * t[1], o[0], 1e-15);
+        GF_ASSERT_NEAR(n[2] * t[0] - n[0] * t[2], o[1], 1e-15);
+        GF_ASSERT_NEAR(n[0] * t[1] - n[1] * t[0], o[2], 1e-15);
+        gf_contacts_free(&c);
+        gf_particles_free(&p);
+    }
+    gf_linkcells_free(&lc);
+}
+
 /* Geometry of one sphere-sphere and one sphere-wall contact. */
 static void test_contact_frame(void **state) {
     (void)state;
@@ -334,7 +391,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spatial_sort),        cmocka_unit_test(test_speculation_partition),
         cmocka_unit_test(test_matches_brute_force), cmocka_unit_test(test_contact_frame),
-        cmocka_unit_test(test_nonfinite_position),
+        cmocka_unit_test(test_nonfinite_position),  cmocka_unit_test(test_frame_every_direction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
