@@ -95,7 +95,10 @@ gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm) {
 }
 
 size_t gf_solver_bytes_per_iteration(void) {
-    return sizeof(gf_solver_contact) + 2 * sizeof(gf_solver_body);
+    /* The record, its skip state (seen, slack and its reference), two bodies and theirs (the
+     * tick of the last change and the drift). */
+    return sizeof(gf_solver_contact) + sizeof(uint32_t) + 2 * sizeof(double) +
+           2 * (sizeof(gf_solver_body) + sizeof(uint32_t) + sizeof(double));
 }
 
 size_t gf_solver_general_count(const gf_solver *s) {
@@ -397,25 +400,30 @@ static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_conta
     GF_TRY(reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
     GF_TRY(reserve((void **)&s->edge, &s->cape, nb, sizeof *s->edge));
     /* A stable partition, by the contacts' own bodies (the records may be in sweep order of an
-     * earlier solve already). */
-    size_t ni = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (size_t q = 0; q < c->count; ++q) {
-            size_t j = (size_t)s->rec[q].contact;
-            int32_t a = c->i1[j], b = c->i2[j];
-            int boundary = shared[a] || (b >= 0 && shared[b]);
-            if (boundary == pass)
-                s->tmp[ni++] = s->rec[q];
+     * earlier solve already); none to make when no particle is shared (a rank alone). */
+    int any_shared = 0;
+    for (size_t i = 0; i < nb && !any_shared; ++i)
+        any_shared = shared[i];
+    if (any_shared) {
+        size_t ni = 0;
+        for (int pass = 0; pass < 2; ++pass) {
+            for (size_t q = 0; q < c->count; ++q) {
+                size_t j = (size_t)s->rec[q].contact;
+                int32_t a = c->i1[j], b = c->i2[j];
+                int boundary = shared[a] || (b >= 0 && shared[b]);
+                if (boundary == pass)
+                    s->tmp[ni++] = s->rec[q];
+            }
+            if (pass == 0)
+                *n_interior = ni;
         }
-        if (pass == 0)
-            *n_interior = ni;
+        gf_solver_contact *t = s->rec;
+        s->rec = s->tmp;
+        s->tmp = t;
+        size_t cap = s->capc;
+        s->capc = s->captmp;
+        s->captmp = cap;
     }
-    gf_solver_contact *t = s->rec;
-    s->rec = s->tmp;
-    s->tmp = t;
-    size_t cap = s->capc;
-    s->capc = s->captmp;
-    s->captmp = cap;
     for (size_t i = 0; i < nb; ++i)
         if (i >= p->n_local || shared[i])
             s->edge[s->nedge++] = (int32_t)i;

@@ -183,7 +183,7 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root);
 gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm);
 void gf_solver_free(gf_solver *s);
 /* The bytes a Gauss-Seidel sweep reads per contact iteration of two spheres: the contact's
- * record and its two bodies' (for benchmarks). */
+ * record and its two bodies', with the state of the rules that skip blocks (for benchmarks). */
 size_t gf_solver_bytes_per_iteration(void);
 /* How many of the prepared contacts take the general kernel (the others are sphere blocks). */
 size_t gf_solver_general_count(const gf_solver *s);
