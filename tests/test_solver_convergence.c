@@ -249,41 +249,58 @@ static gf_status count_max(void *ctx, double *values, int n) {
     return GF_OK;
 }
 
-/* Solves one step of the resting pair (all impulses zero) or the chain impact directly, with
- * the communication counted. */
-static gf_solver_result solve_counted(int chain, const gf_solver_params *prm, counts *n) {
+/* Spheres of radius r on the x axis (ids 0 .. n-1 at x[k], moving at vx[k] along x), their
+ * `contacts` contacts within `margin` detected, solved once for a step dt with the parameters
+ * prm and the communication comm (NULL: none). Returns the result; the velocities along x go to
+ * out (NULL: not wanted). */
+static gf_solver_result solve_row_of(int n, const double *x, const double *vx, double r,
+                                     double margin, size_t contacts, const gf_solver_params *prm,
+                                     double dt, const gf_solver_comm *comm, double *out) {
     gf_particles p;
     gf_particles_init(&p);
     gf_walls w;
     gf_walls_init(&w);
     gf_materials mat;
     gf_materials_init(&mat);
-    int count = chain ? 10 : 2;
-    for (int k = 0; k < count; ++k) {
+    for (int k = 0; k < n; ++k) {
         gf_particle rec;
-        const double c[3] = {0.02 * k, 0, 0};
-        gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
-        rec.v[0] = chain && k == 0 ? 1.0 : 0.0;
+        const double c[3] = {x[k], 0, 0};
+        gf_particle_make_sphere(&rec, k, c, r, 1000.0, 0);
+        rec.v[0] = vx[k];
         GF_ASSERT_OK(gf_particles_add(&p, &rec));
     }
     gf_contacts c;
     gf_contacts_init(&c);
     gf_linkcells lc;
     gf_linkcells_init(&lc);
-    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 1e-4, &lc, &c));
-    assert_int_equal(c.count, count - 1);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, margin, &lc, &c));
+    assert_int_equal(c.count, contacts);
     gf_solver s;
     GF_ASSERT_OK(gf_solver_init(&s, prm));
     GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
-    memset(n, 0, sizeof *n);
-    gf_solver_comm comm = {.ctx = n, .sync = count_sync, .max = count_max};
     gf_solver_result res;
-    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, 1e-4, &comm, &res));
+    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, dt, comm, &res));
+    for (int k = 0; k < n && out; ++k)
+        out[k] = p.v[0][k];
     gf_solver_free(&s);
     gf_linkcells_free(&lc);
     gf_contacts_free(&c);
     gf_particles_free(&p);
     return res;
+}
+
+/* Solves one step of the resting pair (all impulses zero) or the chain impact directly, with
+ * the communication counted. */
+static gf_solver_result solve_counted(int chain, const gf_solver_params *prm, counts *n) {
+    int count = chain ? 10 : 2;
+    double x[10], vx[10];
+    for (int k = 0; k < count; ++k) {
+        x[k] = 0.02 * k;
+        vx[k] = chain && k == 0 ? 1.0 : 0.0;
+    }
+    memset(n, 0, sizeof *n);
+    gf_solver_comm comm = {.ctx = n, .sync = count_sync, .max = count_max};
+    return solve_row_of(count, x, vx, 0.01, 1e-4, (size_t)count - 1, prm, 1e-4, &comm, NULL);
 }
 
 /* tolerance 0 never stops early, not even when nothing changes; a fixed sweep count makes exactly
@@ -350,43 +367,19 @@ static gf_status no_max(void *ctx, double *values, int n) {
 static void test_sync_changes_counted(void **state) {
     (void)state;
     for (int kicked = 0; kicked < 2; ++kicked) {
-        gf_particles p;
-        gf_particles_init(&p);
-        gf_walls w;
-        gf_walls_init(&w);
-        gf_materials mat;
-        gf_materials_init(&mat);
-        for (int k = 0; k < 2; ++k) {
-            gf_particle rec;
-            const double c[3] = {0.02 * k, 0, 0};
-            gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
-            GF_ASSERT_OK(gf_particles_add(&p, &rec));
-        }
-        gf_contacts c;
-        gf_contacts_init(&c);
-        gf_linkcells lc;
-        gf_linkcells_init(&lc);
-        GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 1e-4, &lc, &c));
-        assert_int_equal(c.count, 1);
         gf_solver_params prm;
         gf_solver_params_default(&prm);
         prm.max_iterations = 25;
-        gf_solver s;
-        GF_ASSERT_OK(gf_solver_init(&s, &prm));
-        GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
         double kick = kicked ? 1e-3 : 0.0;
         const uint8_t shared[2] = {1, 0};
         gf_solver_comm comm = {
             .ctx = &kick, .sync = kick_sync, .max = no_max, .shared = shared, .nslot = 2};
-        gf_solver_result res;
-        GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, 1e-4, &comm, &res));
+        const double x[2] = {0.0, 0.02}, vx[2] = {0.0, 0.0};
+        double out[2];
+        gf_solver_result res = solve_row_of(2, x, vx, 0.01, 1e-4, 1, &prm, 1e-4, &comm, out);
         assert_int_equal(res.converged, !kicked);
         assert_int_equal(res.iterations, kicked ? 25 : 1);
-        assert_true(c.lambda[0][0] == 0.0);
-        gf_solver_free(&s);
-        gf_linkcells_free(&lc);
-        gf_contacts_free(&c);
-        gf_particles_free(&p);
+        assert_true(out[1] == 0.0); /* the contact stayed open: no impulse */
     }
 }
 
@@ -394,42 +387,12 @@ static void test_sync_changes_counted(void **state) {
  * gap g apart, the last two touching; velocities along x. Solved to rounding, with `comm` (may
  * be NULL). */
 static void solve_row(double g, const double vx[3], const gf_solver_comm *comm, double out[3]) {
-    const double r = 0.01, dt = 1e-4;
-    gf_particles p;
-    gf_particles_init(&p);
-    gf_walls w;
-    gf_walls_init(&w);
-    gf_materials mat;
-    gf_materials_init(&mat);
-    const double x[3] = {0.0, 2 * r + g, 4 * r + g};
-    for (int k = 0; k < 3; ++k) {
-        gf_particle rec;
-        const double c[3] = {x[k], 0, 0};
-        gf_particle_make_sphere(&rec, k, c, r, 1000.0, 0);
-        rec.v[0] = vx[k];
-        GF_ASSERT_OK(gf_particles_add(&p, &rec));
-    }
-    gf_contacts c;
-    gf_contacts_init(&c);
-    gf_linkcells lc;
-    gf_linkcells_init(&lc);
-    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, 2 * g, &lc, &c));
-    assert_int_equal(c.count, 2);
+    const double r = 0.01, x[3] = {0.0, 2 * r + g, 4 * r + g};
     gf_solver_params prm;
     gf_solver_params_default(&prm);
     prm.tolerance = 1e-13;
     prm.max_iterations = 2000;
-    gf_solver s;
-    GF_ASSERT_OK(gf_solver_init(&s, &prm));
-    GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
-    gf_solver_result res;
-    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, dt, comm, &res));
-    for (int k = 0; k < 3; ++k)
-        out[k] = p.v[0][k];
-    gf_solver_free(&s);
-    gf_linkcells_free(&lc);
-    gf_contacts_free(&c);
-    gf_particles_free(&p);
+    solve_row_of(3, x, vx, r, 2 * g, 2, &prm, 1e-4, comm, out);
 }
 
 /* An open contact is solved again once a neighbour's impulse has moved its body enough to close
