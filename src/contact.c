@@ -553,7 +553,8 @@ void gf_linkcells_free(gf_linkcells *lc) {
 static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double h) {
     size_t np = p->n_local + p->n_ghost;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    /* Without an exit in the loop (it vectorises): x - x is NaN for an infinite or NaN x. */
+    /* Without an exit in the loop (no branch per particle): x - x is NaN for an infinite or NaN
+     * x, and a NaN stays in the sum. */
     double bad = 0.0;
     for (int d = 0; d < 3; ++d) {
         const double *x = p->x[d];
@@ -673,16 +674,17 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     if (np == 0)
         return GF_OK;
     out->any_immovable = any_immovable(p, np);
+    double rmax = 0.0;
+    for (size_t i = 0; i < np; ++i)
+        rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
+    /* Binning first: it refuses a non-finite centre, which no geometry query may meet. */
+    GF_TRY(linkcells_build(lc, p, 2.0 * rmax + margin));
     /* Contacts with the geometry first: the sweeps solve in contact order, and a Gauss-Seidel
      * sweep that meets the immovable supports (walls, obstacles) before the pairs carries their
      * reaction through a pile within the sweep. In the channel demo the deepest penetrations of
      * 20 sweeps fell by a third (median over steps 0.027% -> 0.019% of a radius). */
     for (size_t i = 0; i < p->n_local; ++i)
         GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
-    double rmax = 0.0;
-    for (size_t i = 0; i < np; ++i)
-        rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
-    GF_TRY(linkcells_build(lc, p, 2.0 * rmax + margin));
     int32_t off[13];
     half_shell(lc, off);
     const int32_t *start = lc->start, *item = lc->item;

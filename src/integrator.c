@@ -48,9 +48,9 @@ static void rotate_orientation(const double q[4], const double w[3], double dt, 
     double n2 = c * q[2] + s * (w[1] * q[0] + w[2] * q[1] - w[0] * q[3]);
     double n3 = c * q[3] + s * (w[2] * q[0] + w[0] * q[2] - w[1] * q[1]);
     /* A unit quaternion turned by a unit one: its squared length is 1 + e with e a few
-     * rounding errors, where 1 / sqrt(1 + e) = 1 - e / 2 to within 3 e^2 / 8 (below 1e-30):
-     * one multiply-add instead of a root and a division. Anything further (an orientation
-     * given unnormalised) takes the root. */
+     * rounding errors, where 1 / sqrt(1 + e) = 1 - e / 2 to within 3 e^2 / 8 (1e-30 for such
+     * an e, below rounding for any |e| < 1e-9): one multiply-add instead of a root and a
+     * division. Anything further (an orientation given unnormalised) takes the root. */
     double len2 = n0 * n0 + n1 * n1 + n2 * n2 + n3 * n3;
     double e = len2 - 1.0;
     double inv = fabs(e) < 1e-9 ? 1.0 - 0.5 * e : 1.0 / sqrt(len2);

@@ -266,14 +266,18 @@ static inline void apply_change(gf_solver *s, const gf_solver_contact *k, const 
     gf_cross(k->n, k->t, o);
     for (int m = 0; m < 3; ++m)
         P[m] = d[0] * k->n[m] + d[1] * k->t[m] + d[2] * o[m];
-    /* |P| <= |d|_1 in the orthonormal frame: a bound on each body's change of velocity. */
-    double size = fabs(d[0]) + fabs(d[1]) + fabs(d[2]);
-    s->drift[k->b1] += b1->im * size;
-    s->drift[k->b2] += b2->im * size;
     for (int m = 0; m < 3; ++m) {
         b1->v[m] += b1->im * P[m];
         b2->v[m] -= b2->im * P[m];
     }
+    /* A bound on each body's change of velocity: |P| <= |d|_1 in the orthonormal frame, and
+     * the rounding of the update, below eps |v|_1 (many updates of one body add up to more
+     * than any fixed allowance could hold). */
+    double size = fabs(d[0]) + fabs(d[1]) + fabs(d[2]);
+    s->drift[k->b1] +=
+        b1->im * size + DBL_EPSILON * (fabs(b1->v[0]) + fabs(b1->v[1]) + fabs(b1->v[2]));
+    s->drift[k->b2] +=
+        b2->im * size + DBL_EPSILON * (fabs(b2->v[0]) + fabs(b2->v[1]) + fabs(b2->v[2]));
     if (k->general < 0) {
         /* r x P for r along n: n x P = d_t o - d_o t. */
         double T[3], g1 = b1->ii * k->rho1, g2 = b2->ii * k->rho2;
@@ -749,7 +753,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         int test = fixed <= 0 && (k % every == 0 || k == nsweeps);
         int next_test = fixed <= 0 && k < nsweeps && ((k + 1) % every == 0 || k + 1 == nsweeps);
         int measure = test || next_test;
-        if (measure && pending) { /* the snapshot reads every owned body */
+        if (measure && pending) { /* or the last sweep's changes would count in this one's D */
             GF_TRY(sync_end(s, p, comm));
             pending = 0;
         }

@@ -113,9 +113,9 @@ static inline int item_less(const sort_item *x, const sort_item *y) {
 /* Runs shorter than this are sorted by insertion before the merges. */
 #define SORT_RUN 16
 
-/* A stable merge sort of n items (tmp: room for n more), bottom-up, with the comparison inline:
- * the table is sorted after every step's store, and qsort's call per comparison cost a step
- * more than the lookups. Returns where the sorted items are (v or tmp). */
+/* A stable merge sort of n items (tmp: room for n more), bottom-up, with the comparison inline
+ * (qsort's call per comparison cost more than the sort's moves). Returns where the sorted items
+ * are (v or tmp). */
 static sort_item *sort_items(sort_item *v, sort_item *tmp, size_t n) {
     for (size_t lo = 0; lo < n; lo += SORT_RUN) {
         size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
@@ -242,9 +242,10 @@ static inline uint64_t key_hash(key k) {
     return h ^ (h >> 29);
 }
 
-/* An open-addressing index of the table's entries (mask + 1 slots, -1 empty): the contacts come
- * in spatial order, the table in key order, so a binary search per contact misses the cache at
- * every level; a hash probe misses about once. NULL when memory is short (then: binary search). */
+/* An open-addressing index of the table's entries (mask + 1 slots, -1 empty): it serves a table
+ * in any order (after a store: the contacts'), and where a binary search of a table in key order
+ * misses the cache at every level, a hash probe misses about once. NULL when memory is short
+ * (then find(): a binary search, or a scan of a table not in key order). */
 static int32_t *hash_build(const gf_warmstart *ws, size_t *mask) {
     size_t cap = 16;
     while (cap < 2 * ws->n)

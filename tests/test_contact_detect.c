@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "granflow/contact.h"
+#include "granflow/geometry.h"
+#include "granflow/trimesh.h"
 #include "test_util.h"
 
 typedef struct {
@@ -113,13 +115,22 @@ static void test_matches_brute_force(void **state) {
 }
 
 /* A non-finite centre (NaN or infinite, in any coordinate) stops detection with an error that
- * names the particle; finite ones pass. */
+ * names the particle, before any geometry query meets it (a mesh's grid cannot place it); finite
+ * ones pass. */
 static void test_nonfinite_position(void **state) {
     (void)state;
     gf_materials m;
     gf_materials_init(&m);
     gf_walls w;
     gf_walls_init(&w);
+    const double lo[3] = {0, 0, 0}, up[3] = {0, 0, 1}, ex[3] = {1, 0, 0}, zero[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_walls_add(&w, lo, up, NULL, 0));
+    const double mid[3] = {0.5, 0.5, 0.0};
+    double *corners = NULL;
+    size_t nt = 0;
+    GF_ASSERT_OK(gf_trimesh_rectangle(mid, up, ex, 1.0, 1.0, 0.1, &corners, &nt));
+    GF_ASSERT_OK(gf_walls_add_mesh(&w, nt, corners, mid, zero, zero, 0));
+    free(corners);
     gf_linkcells lc;
     gf_linkcells_init(&lc);
     const double bad[] = {NAN, INFINITY, -INFINITY, 0.5};
@@ -142,6 +153,7 @@ static void test_nonfinite_position(void **state) {
             gf_particles_free(&p);
         }
     gf_linkcells_free(&lc);
+    gf_walls_free(&w);
 }
 
 /* The contact frame (n, t, o) is right-handed and orthonormal to rounding for normals in every

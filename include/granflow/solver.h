@@ -86,7 +86,8 @@ typedef struct {
 typedef struct {
     long iterations; /* sweeps made */
     /* Blocks solved (this rank), and contacts times sweeps: Gauss-Seidel skips a block whose
-     * bodies have not changed since it last changed nothing (it would give the same impulse). */
+     * bodies have not changed since it last changed nothing, and an open contact whose bodies
+     * have not moved by its slack (either would give the same impulse). */
     int64_t blocks, slots;
     /* 1: the stopping test passed; 0: it did not by max_iterations (with tolerance 0: the last
      * sweep still changed the velocities by more than the floor); -1: no test was made (a fixed
