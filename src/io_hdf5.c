@@ -2129,6 +2129,10 @@ gf_status gf_output_begin(gf_output *o, gf_sim *sim, int restarted) {
 
 /* Wall seconds between the collective checks of signals and the wall-time limit. */
 #define GF_IO_CHECK_SECONDS 0.25
+/* The least room kept before the wall-time limit beyond the steps to the next check: a loaded
+ * machine can stall a process for a tenth of a second or more (ranks descheduled on shared
+ * cores), which 2% of a short limit does not hold. */
+#define GF_IO_LIMIT_MARGIN 0.25
 
 gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
     *stop = 0;
@@ -2171,9 +2175,9 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop) {
         long interval = every < 1.0 ? 1 : (every > 1000.0 ? 1000 : (long)every);
         o->next_check_step = sim->step + interval;
         /* Leave room for the steps to the next check, a few more and the checkpoint itself. */
-        int near_limit =
-            o->wall_limit > 0 &&
-            flags[1] + (double)(interval + 5) * per_step + 0.02 * o->wall_limit >= o->wall_limit;
+        double margin = fmax(0.02 * o->wall_limit, GF_IO_LIMIT_MARGIN);
+        int near_limit = o->wall_limit > 0 &&
+                         flags[1] + (double)(interval + 5) * per_step + margin >= o->wall_limit;
         if (flags[0] > 0 || near_limit) {
             st = checkpoint(o, sim);
             if (st == GF_OK) {

@@ -357,9 +357,9 @@ static void test_output_and_restart(void **state) {
     /* The run's own clock, which the limit bounds, counts from the configuration (set-up and
      * the step-0 snapshot included: on a loaded machine they take seconds, and a batch job's
      * limit counts them too). The run says when it stopped: before the limit (it aims at 2%
-     * before), but not early (the checks' planning leaves room for 1% of the limit in steps, a
-     * few more and the margin). The checkpoint's writing comes after, and the process also
-     * starts MPI: it must end within seconds of the limit. */
+     * before, at least a quarter second), but not early (the checks' planning leaves room for 1% of
+     * the limit in steps, a few more and the margin). The checkpoint's writing comes after, and the
+     * process also starts MPI: it must end within seconds of the limit. */
     double said = -1.0;
     const char *when = at ? strstr(at, " s, ") : NULL;
     if (when)
