@@ -633,18 +633,6 @@ static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double
     return GF_OK;
 }
 
-/* Room for the hits of one particle among `need` candidates. */
-static gf_status hits_reserve(gf_linkcells *lc, size_t need) {
-    if (need <= lc->caphit)
-        return GF_OK;
-    size_t cap = lc->caphit ? lc->caphit : 64;
-    while (cap < need)
-        cap *= 2;
-    GF_TRY(gf_grow((void **)&lc->hit, cap, sizeof *lc->hit));
-    lc->caphit = cap;
-    return GF_OK;
-}
-
 /* The forward half of a cell's 26 neighbours (dz > 0, or dz = 0 and dy > 0, or dz = dy = 0 and
  * dx > 0) as offsets in the padded grid: with the cell itself, each unordered pair of
  * neighbouring cells is visited once. */
@@ -705,7 +693,7 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
             nr += s0 < s1;
             len += (size_t)(s1 - s0);
         }
-        GF_TRY(hits_reserve(lc, len));
+        GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, len, sizeof *lc->hit));
         int32_t *hit = lc->hit;
         rb[0][1] = a1;
         for (int32_t a = a0; a < a1; ++a) {

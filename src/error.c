@@ -124,6 +124,17 @@ void *gf_calloc(size_t n, size_t size) {
     return p;
 }
 
+gf_status gf_reserve(void **ptr, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap)
+        return GF_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    GF_TRY(gf_grow(ptr, c, size));
+    *cap = c;
+    return GF_OK;
+}
+
 gf_status gf_grow(void **ptr, size_t n, size_t size) {
     if (size != 0 && n > SIZE_MAX / size)
         return GF_ERROR(GF_ERR_MEMORY, "allocation of %zu x %zu bytes overflows", n, size);

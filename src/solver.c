@@ -123,18 +123,6 @@ void gf_solver_free(gf_solver *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Grows *arr to hold `need` elements of `size` bytes. */
-static gf_status reserve(void **arr, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap)
-        return GF_OK;
-    size_t c = *cap ? *cap : 256;
-    while (c < need)
-        c *= 2;
-    GF_TRY(gf_grow(arr, c, size));
-    *cap = c;
-    return GF_OK;
-}
-
 static void sym_mul(const double S[6], const double x[3], double y[3]) {
     y[0] = S[0] * x[0] + S[1] * x[1] + S[2] * x[2];
     y[1] = S[1] * x[0] + S[3] * x[1] + S[4] * x[2];
@@ -161,8 +149,8 @@ static void general_rows(const gf_particles *p, int32_t i, const double r[3],
 
 gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     size_t nb = p->n_local + p->n_ghost;
-    GF_TRY(reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES, sizeof *s->body));
-    GF_TRY(reserve((void **)&s->rec, &s->capc, c->count, sizeof *s->rec));
+    GF_TRY(gf_reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES, sizeof *s->body));
+    GF_TRY(gf_reserve((void **)&s->rec, &s->capc, c->count, sizeof *s->rec));
     s->nbody = nb;
     s->ncontact = c->count;
     s->ngeneral = 0;
@@ -203,7 +191,7 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
             at = an + ii1 * r->rho1 * r->rho1 + ii2 * r->rho2 * r->rho2;
             A[0] = an;
         } else {
-            GF_TRY(reserve((void **)&s->gen, &s->capg, s->ngeneral + 1, sizeof *s->gen));
+            GF_TRY(gf_reserve((void **)&s->gen, &s->capg, s->ngeneral + 1, sizeof *s->gen));
             gf_solver_general *g = &s->gen[s->ngeneral];
             r->general = (int32_t)s->ngeneral++;
             r->rho1 = r->rho2 = 0.0;
@@ -401,8 +389,8 @@ static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_conta
     s->nedge = 0;
     if (!shared)
         return GF_OK;
-    GF_TRY(reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
-    GF_TRY(reserve((void **)&s->edge, &s->cape, nb, sizeof *s->edge));
+    GF_TRY(gf_reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
+    GF_TRY(gf_reserve((void **)&s->edge, &s->cape, nb, sizeof *s->edge));
     /* A stable partition, by the contacts' own bodies (the records may be in sweep order of an
      * earlier solve already); none to make when no particle is shared (a rank alone). */
     int any_shared = 0;
@@ -586,16 +574,15 @@ static double velocity_change(gf_solver *s, const gf_particles *p) {
 /* An open sphere block without impulse (its normal velocity u_n + bias >= 0) stays open while its
  * bodies' linear velocities change by less than u_n + bias in total: its normal velocity depends
  * on nothing else. The slack keeps a rounding allowance of the sums that gave it, so the skipped
- * solve would have given exactly zero. `moved` is the two bodies' drift now. A slack needs no
- * reset when the block later takes an impulse: that needs a drift beyond the slack first, and
- * the drift only grows. */
-static inline void open_slack(gf_solver *s, const gf_solver_contact *k, size_t q, double un,
-                              double moved) {
+ * solve would have given exactly zero; its reference is the two bodies' drift now. A slack
+ * needs no reset when the block later takes an impulse: that needs a drift beyond the slack
+ * first, and the drift only grows. */
+static inline void open_slack(gf_solver *s, const gf_solver_contact *k, size_t q, double un) {
     const double *v1 = s->body[k->b1].v, *v2 = s->body[k->b2].v;
     double size = fabs(v1[0]) + fabs(v1[1]) + fabs(v1[2]) + fabs(v2[0]) + fabs(v2[1]) +
                   fabs(v2[2]) + fabs(k->bias);
     s->slack[q] = un + k->bias - GF_SOLVER_SLACK_ROUND * size;
-    s->slack_ref[q] = moved;
+    s->slack_ref[q] = s->drift[k->b1] + s->drift[k->b2];
 }
 
 /* Every block is solved in the next sweep. */
@@ -627,11 +614,13 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
             continue;
         /* An open contact whose bodies' velocities have not changed by its slack since: it is
          * still open, and would stay without impulse. */
-        double moved = drift[k->b1] + drift[k->b2];
-        if (s->slack[q] > 0.0 &&
-            (moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) + GF_SOLVER_SLACK_REL * moved <
+        if (s->slack[q] > 0.0) {
+            double moved = drift[k->b1] + drift[k->b2];
+            if ((moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) +
+                    GF_SOLVER_SLACK_REL * moved <
                 s->slack[q])
-            continue;
+                continue;
+        }
         double u[3], x[3];
         ++s->blocks;
         GF_TRY(solve_block(s, p, c, k, u, x, &sum));
@@ -643,7 +632,7 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
             seen[q] = s->tick; /* a separating contact stays open: nothing changes */
             if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0)
-                open_slack(s, k, q, u[0], moved);
+                open_slack(s, k, q, u[0]);
             continue;
         }
         for (int m = 0; m < 3; ++m)
@@ -718,12 +707,12 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         vref = reference_velocity(s);
         scale = body_speed(s, p);
     }
-    GF_TRY(reserve((void **)&s->stamp, &s->capstamp, s->capb, sizeof *s->stamp));
-    GF_TRY(reserve((void **)&s->drift, &s->capdrift, s->capb, sizeof *s->drift));
-    GF_TRY(reserve((void **)&s->seen, &s->capseen, s->ncontact, sizeof *s->seen));
+    GF_TRY(gf_reserve((void **)&s->stamp, &s->capstamp, s->capb, sizeof *s->stamp));
+    GF_TRY(gf_reserve((void **)&s->drift, &s->capdrift, s->capb, sizeof *s->drift));
+    GF_TRY(gf_reserve((void **)&s->seen, &s->capseen, s->ncontact, sizeof *s->seen));
     size_t capslack = s->capslack;
-    GF_TRY(reserve((void **)&s->slack, &capslack, s->ncontact, sizeof *s->slack));
-    GF_TRY(reserve((void **)&s->slack_ref, &s->capslack, s->ncontact, sizeof *s->slack_ref));
+    GF_TRY(gf_reserve((void **)&s->slack, &capslack, s->ncontact, sizeof *s->slack));
+    GF_TRY(gf_reserve((void **)&s->slack_ref, &s->capslack, s->ncontact, sizeof *s->slack_ref));
     forget_changes(s);
     memset(s->drift, 0, s->capb * sizeof *s->drift);
     if (s->ncontact > 0) /* without contacts nothing was allocated */
@@ -842,7 +831,7 @@ static gf_status turning_surfaces(gf_solver *s, const gf_walls *w, const gf_cont
     }
     if (extra == 0)
         return GF_OK;
-    GF_TRY(reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES + extra, sizeof *s->body));
+    GF_TRY(gf_reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES + extra, sizeof *s->body));
     size_t next = nb + GF_MAX_BODIES;
     for (size_t q = 0; q < c->count; ++q) {
         size_t j = (size_t)s->rec[q].contact;
@@ -874,7 +863,7 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     GF_TRY(plan_sweeps(s, p, c, comm, &n_interior));
     if (fixed <= 0 && p->n_local > s->capv) {
         size_t cap = s->capv;
-        GF_TRY(reserve((void **)&s->snap, &cap, p->n_local, 6 * sizeof *s->snap));
+        GF_TRY(gf_reserve((void **)&s->snap, &cap, p->n_local, 6 * sizeof *s->snap));
         GF_TRY(gf_grow((void **)&s->saved, cap, sizeof *s->saved));
         GF_TRY(gf_grow((void **)&s->saved_epoch, cap, sizeof *s->saved_epoch));
         memset(s->saved_epoch, 0, cap * sizeof *s->saved_epoch);
@@ -882,7 +871,7 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         s->capv = cap;
     }
     if (s->prm.mode == GF_SWEEP_JACOBI)
-        GF_TRY(reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
+        GF_TRY(gf_reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
     /* The step's part of the records: velocities, geometry motion, impulses, gap terms. */
     size_t nb = s->nbody;
     bodies_from_particles(s, p, NULL, nb);

@@ -61,5 +61,8 @@ const char *gf_status_name(gf_status status);
 void *gf_malloc(size_t n, size_t size);
 void *gf_calloc(size_t n, size_t size);
 gf_status gf_grow(void **ptr, size_t n, size_t size);
+/* Grows *ptr, of *cap elements of `size` bytes, to hold at least `need`, doubling (so that
+ * arrays filled step by step reallocate rarely); *cap follows. */
+gf_status gf_reserve(void **ptr, size_t *cap, size_t need, size_t size);
 
 #endif
