@@ -102,12 +102,12 @@ gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt
 
 /* A key and where its entry is, for sorting (the impulses follow by the permutation). */
 typedef struct {
-    int64_t a, b;
-    int32_t pt, at;
+    key k;
+    size_t at;
 } sort_item;
 
 static inline int item_less(const sort_item *x, const sort_item *y) {
-    return x->a < y->a || (x->a == y->a && (x->b < y->b || (x->b == y->b && x->pt < y->pt)));
+    return key_less(x->k, y->k);
 }
 
 /* Runs shorter than this are sorted by insertion before the merges. */
@@ -160,15 +160,15 @@ static gf_status sort_table(gf_warmstart *ws) {
         return gf_error_status();
     }
     for (size_t i = 0; i < n; ++i)
-        items[i] = (sort_item){ws->a[i], ws->b[i], ws->pt[i], (int32_t)i};
+        items[i] = (sort_item){key_at(ws, i), i};
     const sort_item *sorted = sort_items(items, items + n, n);
     for (size_t i = 0; i < n; ++i)
         for (int k = 0; k < 3; ++k)
             l[3 * i + k] = ws->l[k][sorted[i].at];
     for (size_t i = 0; i < n; ++i) {
-        ws->a[i] = sorted[i].a;
-        ws->b[i] = sorted[i].b;
-        ws->pt[i] = sorted[i].pt;
+        ws->a[i] = sorted[i].k.a;
+        ws->b[i] = sorted[i].k.b;
+        ws->pt[i] = sorted[i].k.pt;
         for (int k = 0; k < 3; ++k)
             ws->l[k][i] = l[3 * i + k];
     }
