@@ -128,6 +128,11 @@ static const gf_config_key keys[] = {
     {"Domain", "processes", GF_KEY_VECTOR, "< 0, 0, 0 >", "whole numbers, all three or none",
      "Ranks along x, y and z; none: a decomposition chosen from the rank count and the box "
      "shape, minimising the subdomain surface."},
+    {"Domain", "balance_every", GF_KEY_INTEGER, "0", "[0, 1e9]",
+     "Steps between load balancings under MPI (0: never): the cuts between subdomains move so "
+     "that each slab carries an equal share of the work (a particle and each contact one unit), "
+     "at most half a subdomain per balancing and never thinner than twice the interaction range. "
+     "With meshes, every rank then keeps every triangle."},
     {"Domain", "box_walls", GF_KEY_BOOL, "true", "",
      "Walls on the faces of the non-periodic axes."},
     {"Domain", "wall_axes", GF_KEY_VECTOR, "< 1, 1, 1 >", "0 or 1 per axis",

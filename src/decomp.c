@@ -42,12 +42,44 @@ void gf_decomp_setup(gf_decomp *d, const int dims[3], const int periodic[3], con
         double w = (hi[a] - lo[a]) / dims[a];
         d->sub_lo[a] = lo[a] + coords[a] * w;
         d->sub_hi[a] = coords[a] + 1 == dims[a] ? hi[a] : lo[a] + (coords[a] + 1) * w;
+        d->cut[a] = NULL;
     }
 }
 
 void gf_decomp_free(gf_decomp *d) {
     free(d->rank_of);
     d->rank_of = NULL;
+    for (int a = 0; a < 3; ++a) {
+        free(d->cut[a]);
+        d->cut[a] = NULL;
+    }
+}
+
+double gf_decomp_cut(const gf_decomp *d, int a, int k) {
+    if (d->cut[a])
+        return d->cut[a][k];
+    /* As gf_decomp_setup spaces them. */
+    return k == d->dims[a] ? d->hi[a] : d->lo[a] + k * ((d->hi[a] - d->lo[a]) / d->dims[a]);
+}
+
+gf_status gf_decomp_set_cuts(gf_decomp *d, int a, const double *cuts) {
+    int p = d->dims[a];
+    int ok = cuts[0] == d->lo[a] && cuts[p] == d->hi[a];
+    for (int k = 0; k < p && ok; ++k)
+        ok = cuts[k] < cuts[k + 1];
+    if (!ok)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "the %d cuts along %c must increase from %g to %g (the box's ends)", p + 1,
+                        "xyz"[a], d -> lo[a], d -> hi[a]);
+    if (!d->cut[a]) {
+        d->cut[a] = malloc((size_t)(p + 1) * sizeof *d->cut[a]);
+        if (!d->cut[a])
+            return GF_ERROR(GF_ERR_MEMORY, "%d cuts", p + 1);
+    }
+    memcpy(d->cut[a], cuts, (size_t)(p + 1) * sizeof *cuts);
+    d->sub_lo[a] = cuts[d->coords[a]];
+    d->sub_hi[a] = cuts[d->coords[a] + 1];
+    return GF_OK;
 }
 
 int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
@@ -55,6 +87,18 @@ int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
      * the rank a particle is sent to owns its wrapped position. */
     x = gf_decomp_wrap_axis(d, axis, x);
     int p = d->dims[axis];
+    const double *cut = d->cut[axis];
+    if (cut) { /* the last slab whose lower cut is at or below x (0 below the box, and NaN) */
+        int lo = 0, hi = p - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (x >= cut[mid])
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        return lo;
+    }
     double c = floor((x - d->lo[axis]) / (d->hi[axis] - d->lo[axis]) * p);
     if (!(c >= 0)) /* also NaN */
         return 0;
@@ -114,6 +158,10 @@ void gf_decomp_wrap(const gf_decomp *d, double x[3]) {
 gf_status gf_decomp_check_range(const gf_decomp *d, double range) {
     for (int a = 0; a < 3; ++a) {
         double w = (d->hi[a] - d->lo[a]) / d->dims[a];
+        for (int k = 0; d->cut[a] && k < d->dims[a]; ++k) {
+            double wk = d->cut[a][k + 1] - d->cut[a][k];
+            w = wk < w ? wk : w;
+        }
         if (w < range && (d->dims[a] > 1 || d->periodic[a]))
             return GF_ERROR(GF_ERR_INPUT,
                             "subdomains are %g m thick along %c (%d processes over %g m) but "

@@ -458,6 +458,8 @@ static int cmp_idx(const void *a, const void *b) {
     return cmp_by_id(a, b, (void *)sort_ids_ctx);
 }
 
+static const char *const cut_names[3] = {"cuts_x", "cuts_y", "cuts_z"};
+
 static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *format,
                    const char *config_text) {
     if (f->st != GF_OK)
@@ -477,6 +479,12 @@ static void header(h5file *f, const gf_sim *sim, int64_t global_n, const char *f
     int dims[3] = {sim->dims[0] ? sim->dims[0] : 1, sim->dims[1] ? sim->dims[1] : 1,
                    sim->dims[2] ? sim->dims[2] : 1};
     attr_write(f, root, "decomposition", H5T_NATIVE_INT, 3, dims);
+    /* Cuts moved by load balancing (equally spaced ones are not written): a restart on the same
+     * layout continues with them. The same on every rank. */
+    for (int a = 0; a < 3 && sim->distributed; ++a)
+        if (sim->xch.decomp.cut[a])
+            attr_write(f, root, cut_names[a], H5T_NATIVE_DOUBLE, dims[a] + 1,
+                       sim->xch.decomp.cut[a]);
     attr_string(f, root, "granflow_version", gf_version());
     attr_string(f, root, "git_revision", gf_git_revision());
     attr_string(f, root, "compiler", __VERSION__);
@@ -1697,6 +1705,29 @@ static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair,
     return st;
 }
 
+/* The cuts a load-balanced run wrote (see header), for a restart on the same layout: its
+ * particles are where those cuts put them. */
+static void read_cuts(h5file *f, gf_sim *sim) {
+    gf_decomp *d = &sim->xch.decomp;
+    for (int a = 0; a < 3 && f->st == GF_OK && f->local == GF_OK; ++a) {
+        htri_t has = H5Aexists(f->file, cut_names[a]);
+        if (has < 0)
+            H5_FAIL(f, "reading the attributes of '%s' failed", f->path);
+        if (has <= 0)
+            continue;
+        double *cuts = gf_malloc((size_t)d->dims[a] + 1, sizeof *cuts);
+        if (!cuts) {
+            h5_local(f, gf_error_status());
+            return;
+        }
+        attr_read(f, f->file, cut_names[a], H5T_NATIVE_DOUBLE, d->dims[a] + 1, cuts);
+        if (f->local == GF_OK)
+            h5_local(f, gf_error_context(gf_decomp_set_cuts(d, a, cuts),
+                                         "'%s' (a damaged checkpoint?)", f->path));
+        free(cuts);
+    }
+}
+
 gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     gf_status st = GF_OK;
     if (sim->particles.n_local != 0)
@@ -1728,6 +1759,8 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         first = N * (size_t)f.rank / (size_t)f.size;
         n = N * (size_t)(f.rank + 1) / (size_t)f.size - first;
     }
+    if (same && sim->distributed)
+        read_cuts(&f, sim);
     particle_rows rows;
     read_particle_rows(&f, g, first, n, N, 1, &rows);
     if (g >= 0)

@@ -48,6 +48,7 @@ void gf_sim_free(gf_sim *sim) {
     gf_walls_free(&sim->walls);
     if (sim->distributed)
         gf_exchange_free(&sim->xch);
+    gf_balance_free(&sim->balance);
     free(sim->check_ids);
     free(sim->check_pos);
     sim->distributed = 0;
@@ -78,6 +79,8 @@ gf_status gf_sim_decompose(gf_sim *sim, const int dims_in[3], const int periodic
     }
     GF_TRY(gf_exchange_init(&sim->xch, sim->par, dims, periodic, lo, hi));
     sim->distributed = 1;
+    gf_balance_free(&sim->balance);
+    GF_TRY(gf_balance_init(&sim->balance, &sim->xch.decomp));
     for (int d = 0; d < 3; ++d) {
         sim->dims[d] = dims[d];
         sim->periodic[d] = periodic[d];
@@ -179,6 +182,11 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
         gf_geometry_configure(&sim->walls, sim->lo, sim->hi, sim->periodic, root, &sim->materials));
     int dims[3];
     GF_TRY(read_decomposition(root, dims));
+    gf_config_block *db = gf_config_section(root, "Domain");
+    if (!db)
+        return gf_error_status();
+    GF_TRY(gf_config_get_long(db, "balance_every", 0, &sim->balance_every));
+    GF_TRY(gf_config_check_range(db, "balance_every", (double)sim->balance_every, 0, 1e9));
     /* Clump templates first: the generators and the bodies may name them. */
     GF_TRY(gf_bodies_configure_clumps(&sim->clumps, root));
     GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->clumps, &sim->walls,
@@ -346,11 +354,66 @@ static gf_status update_margin(gf_sim *sim) {
     return GF_OK;
 }
 
+/* The work of this step, counted for the balancing at its end when one is due: a unit per
+ * owned particle and per contact this rank solves, at its owned particle (balance.h). Right
+ * after the solve, while the contacts' particle indices are valid. */
+static void count_work(gf_sim *sim) {
+    if (!sim->distributed || sim->balance_every <= 0 || (sim->step + 1) % sim->balance_every != 0)
+        return;
+    gf_balance *b = &sim->balance;
+    const gf_particles *p = &sim->particles;
+    const gf_contacts *c = &sim->contacts;
+    const gf_decomp *d = &sim->xch.decomp;
+    gf_balance_clear(b);
+    for (size_t i = 0; i < p->n_local; ++i) {
+        const double x[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+        gf_balance_add(b, d, x, 1);
+    }
+    for (size_t j = 0; j < c->count; ++j) {
+        size_t i = (size_t)c->i1[j];
+        if (i >= p->n_local && c->i2[j] >= 0)
+            i = (size_t)c->i2[j];
+        const double x[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+        gf_balance_add(b, d, x, 1);
+    }
+    sim->balance_work = (int64_t)(p->n_local + c->count);
+    sim->balance_pending = 1;
+}
+
+/* Moves the cuts to balance the work counted by count_work (collective). */
+static gf_status rebalance(gf_sim *sim) {
+    sim->balance_pending = 0;
+    gf_balance *b = &sim->balance;
+    int n = gf_balance_size(b);
+    if (n == 0)
+        return GF_OK;
+    GF_TRY(gf_par_allreduce_i64(sim->par, b->bins, n, GF_PAR_SUM));
+    int64_t most = sim->balance_work, total = 0;
+    GF_TRY(gf_par_allreduce_i64(sim->par, &most, 1, GF_PAR_MAX));
+    for (int a = 0; a < 3 && total == 0; ++a) /* each cut axis's bins hold the whole work */
+        for (int k = 0; k < b->nbins[a]; ++k)
+            total += b->count[a][k];
+    if (total > 0) {
+        double ratio = (double)most * sim->par->size / (double)total;
+        sim->balance_ratio_last = ratio;
+        sim->balance_ratio_sum += ratio;
+        sim->balance_count++;
+    }
+    int moved = 0;
+    double width = GF_SIM_BALANCE_ROOM * (2.0 * sim->max_radius + sim->margin);
+    gf_status st = gf_balance_apply(b, &sim->xch.decomp, width, &moved);
+    GF_TRY(gf_par_agree(sim->par, st, NULL));
+    sim->balance_moves += moved;
+    return GF_OK;
+}
+
 /* Migration, the spatial sort and ghosts: the exchange phase of a step. The sort follows the
  * step count, so a run restarted from a checkpoint (which keeps the memory order) sorts at the
  * same steps and continues bit for bit. */
 static gf_status exchange(gf_sim *sim) {
     gf_particles_clear_ghosts(&sim->particles);
+    if (sim->distributed && sim->balance_pending)
+        GF_TRY(rebalance(sim));
     if (sim->distributed)
         GF_TRY(gf_exchange_migrate(&sim->xch, &sim->particles,
                                    sim->solver_params.warm_start ? &sim->warm : NULL));
@@ -377,7 +440,9 @@ static gf_status exchange(gf_sim *sim) {
  * (an agreed error, never a missed contact). Once, at the first start, after the generators
  * and bodies have been placed against the whole meshes (they test every site on every rank). */
 static gf_status localize_meshes(gf_sim *sim) {
-    if (!sim->distributed || sim->walls.nmesh == 0 || sim->mesh_halo > 0.0)
+    /* Balancing moves the subdomains over the run: every rank keeps every triangle then. */
+    if (!sim->distributed || sim->walls.nmesh == 0 || sim->mesh_halo > 0.0 ||
+        sim->balance_every > 0)
         return GF_OK;
     double r = sim->max_radius;
     if (sim->lattice.enabled)
@@ -594,6 +659,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     GF_TRY(st);
 
     tally_step(sim);
+    count_work(sim);
 
     gf_timer_start(tm, GF_TIMER_INTEGRATE);
     gf_integrate_positions(&sim->particles, sim->dt);
@@ -630,6 +696,25 @@ gf_status gf_sim_step(gf_sim *sim) {
     if (sim->check_every > 0 && sim->step % sim->check_every == 0)
         GF_TRY(gf_sim_check_particles(sim));
     return GF_OK;
+}
+
+/* The summary's lines on load balancing (the figures are the same on every rank). */
+static void log_balance(const gf_sim *sim) {
+    gf_log_info("  load balancing every %ld steps: the largest rank's work (particles and "
+                "contacts) over the mean was %.3g on average over %ld balancings, %.3g at the "
+                "last; %ld moved a cut",
+                sim->balance_every, sim->balance_ratio_sum / (double)sim->balance_count,
+                sim->balance_count, sim->balance_ratio_last, sim->balance_moves);
+    const gf_decomp *d = &sim->xch.decomp;
+    for (int a = 0; a < 3; ++a) {
+        if (d->dims[a] < 2)
+            continue;
+        char line[512];
+        int len = snprintf(line, sizeof line, "  cuts along %c (m):", "xyz"[a]);
+        for (int k = 0; k <= d->dims[a] && len < (int)sizeof line - 16; ++k)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %.6g", gf_decomp_cut(d, a, k));
+        gf_log_info("%s%s", line, len >= (int)sizeof line - 16 ? " ..." : "");
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -935,6 +1020,8 @@ void gf_sim_print_summary(gf_sim *sim) {
     gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
                 "radius of the pair",
                 pen[0], 100.0 * pen[1]);
+    if (sim->balance_count > 0)
+        log_balance(sim);
 }
 
 /* ------------------------------------------------------------------------------------------ */

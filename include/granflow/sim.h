@@ -17,6 +17,7 @@
 #include "granflow/particles.h"
 #include "granflow/scenario.h"
 #include "granflow/solver.h"
+#include "granflow/balance.h"
 #include "granflow/timer.h"
 #include "granflow/warmstart.h"
 
@@ -24,6 +25,9 @@
  * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),
  * and the deepest penetration, in metres and relative to the smaller radius of the pair. Taken
  * right after the solve, while the pairs' particle indices are still valid. */
+/* Load balancing keeps the subdomains this many interaction ranges (2 r + margin) thick: room
+ * for the margin to grow between balancings. */
+#define GF_SIM_BALANCE_ROOM 2.0
 /* Steps between spatial sorts by default (Contact.sort_every). */
 #define GF_SIM_SORT_EVERY 20
 /* Default of Contact.margin_fraction: the speculative tolerance in radii of the largest particle,
@@ -65,6 +69,17 @@ typedef struct {
     /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
     int distributed;
     gf_exchange xch;
+    /* Load balancing (Domain.balance_every, 0: the cuts stay equally spaced): the work of the
+     * step before each balancing is counted into `balance` and the cuts are moved in the
+     * exchange that ends the step. */
+    long balance_every;
+    gf_balance balance;
+    int balance_pending;  /* `balance` holds this step's counts */
+    int64_t balance_work; /* this rank's work in the counted step */
+    long balance_moves;   /* balancings of this run that moved a cut */
+    long balance_count;   /* balancings of this run */
+    /* The largest rank's work over the mean in the counted steps: the last, and their sum. */
+    double balance_ratio_last, balance_ratio_sum;
     int periodic[3];
     int dims[3];
     double lo[3], hi[3]; /* the domain box */
