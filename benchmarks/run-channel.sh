@@ -34,6 +34,15 @@ for key in snapshot_every checkpoint_every; do
         exit 1
     fi
 done
+# A baseline older than load balancing (without the key in its --help-config, or without
+# --help-config) reads the configuration without Domain.balance_every: equal subdomains.
+base_cfg=$cfg
+if [ -n "$baseline" ] &&
+    ! { help=$("$baseline/granflow" --help-config Domain 2>/dev/null) &&
+        grep -q "^  balance_every:" <<< "$help"; }; then
+    base_cfg="$out/channel-demo-baseline.cfg"
+    grep -v "^[[:space:]]*balance_every" "$cfg" > "$base_cfg"
+fi
 overrides=(-Output.snapshot_every=0 -Output.checkpoint_every=0 -Statistics.every=0)
 [ -n "$steps" ] && overrides+=("-Time.steps=$steps")
 
@@ -46,14 +55,15 @@ echo "Channel demo on $cores cores; load average before: $load_before"
 rows="$out/rows.csv"
 : > "$rows"
 run() {
-    local label=$1 dir=$2 ranks=$3 opts
+    local label=$1 dir=$2 ranks=$3 opts run_cfg=$cfg
+    [ "$label" = baseline ] && run_cfg=$base_cfg
     opts=$(gf_mpirun_options "$ranks")
     local rundir="$out/$label-$ranks" log="$out/$label-$ranks.log"
     mkdir -p "$rundir"
     echo "  $label, $ranks rank(s): mpirun -n $ranks ${opts:+$opts }$dir/granflow" \
-        "configs/channel-demo.cfg ${overrides[*]} -Output.directory=$rundir"
+        "$run_cfg ${overrides[*]} -Output.directory=$rundir"
     # shellcheck disable=SC2086 # the options are words
-    if ! mpirun -n "$ranks" $opts "$dir/granflow" "$cfg" "${overrides[@]}" \
+    if ! mpirun -n "$ranks" $opts "$dir/granflow" "$run_cfg" "${overrides[@]}" \
         "-Output.directory=$rundir" > "$log" 2>&1; then
         tail -n 20 "$log" >&2
         echo "run-channel.sh: the run failed; its log: $log" >&2

@@ -209,10 +209,12 @@ static void cfg_plain_key(const char *key, char *out, size_t size) {
 
 /* Keys that may differ on a restart: how long the run goes, what it writes, how it reports, how
  * hard the solver tries (not what it solves), and how the domain is cut into processes (a restart
- * may use any rank count). Everything else describes the physics and must match. */
+ * may use any rank count, with or without load balancing). Everything else describes the physics
+ * and must match. */
 static int cfg_may_differ(const char *plain) {
-    static const char *const exact[] = {"Time.steps", "Solver.max_iterations", "Solver.tolerance",
-                                        "Solver.check_every", "Domain.processes"};
+    static const char *const exact[] = {"Time.steps",       "Solver.max_iterations",
+                                        "Solver.tolerance", "Solver.check_every",
+                                        "Domain.processes", "Domain.balance_every"};
     static const char *const blocks[] = {"Output.", "Statistics."};
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i)
         if (strcmp(plain, exact[i]) == 0)
