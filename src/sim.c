@@ -440,9 +440,12 @@ static gf_status exchange(gf_sim *sim) {
  * (an agreed error, never a missed contact). Once, at the first start, after the generators
  * and bodies have been placed against the whole meshes (they test every site on every rank). */
 static gf_status localize_meshes(gf_sim *sim) {
-    /* Balancing moves the subdomains over the run: every rank keeps every triangle then. */
+    /* Balancing moves the subdomains over the run: every rank keeps every triangle then, and
+     * also after a restart with cuts a balanced run moved (gf_walls_region_owner, which decides
+     * who tests a point against the meshes, knows only equal cuts). */
+    const gf_decomp *d = &sim->xch.decomp;
     if (!sim->distributed || sim->walls.nmesh == 0 || sim->mesh_halo > 0.0 ||
-        sim->balance_every > 0)
+        sim->balance_every > 0 || d->cut[0] || d->cut[1] || d->cut[2])
         return GF_OK;
     double r = sim->max_radius;
     if (sim->lattice.enabled)
