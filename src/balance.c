@@ -60,13 +60,9 @@ int gf_balance_cuts(const int64_t *count, int nbins, double lo, double hi, int p
         total += count[k];
     if (total <= 0 || parts < 2 || (double)parts * min_width > hi - lo)
         return 0;
-    double *x = malloc((size_t)(parts + 1) * sizeof *x);
-    if (!x)
-        return 0; /* the old cuts stay: balancing is an optimisation */
     const double bw = (hi - lo) / nbins;
-    x[0] = lo;
-    x[parts] = hi;
-    /* Where the work below reaches k / parts of the total, uniform within a bin. */
+    /* Where the work below reaches k / parts of the total, uniform within a bin, at most half
+     * way into either old neighbour slab. */
     int64_t below = 0;
     int bin = 0;
     for (int k = 1; k < parts; ++k) {
@@ -74,32 +70,32 @@ int gf_balance_cuts(const int64_t *count, int nbins, double lo, double hi, int p
         while (bin < nbins - 1 && (double)(below + count[bin]) < target)
             below += count[bin++];
         double frac = count[bin] > 0 ? (target - (double)below) / (double)count[bin] : 0.0;
-        frac = frac < 0.0 ? 0.0 : (frac > 1.0 ? 1.0 : frac);
-        x[k] = lo + bw * (bin + frac);
-        /* At most half way into either old neighbour slab. */
-        double down = 0.5 * (old[k - 1] + old[k]), up = 0.5 * (old[k] + old[k + 1]);
-        x[k] = x[k] < down ? down : (x[k] > up ? up : x[k]);
+        double x = lo + bw * (bin + fmin(fmax(frac, 0.0), 1.0));
+        cuts[k] = fmin(fmax(x, 0.5 * (old[k - 1] + old[k])), 0.5 * (old[k] + old[k + 1]));
     }
     /* min_width apart: pushed up from below, then down from above. */
     for (int k = 1; k < parts; ++k)
-        if (x[k] < x[k - 1] + min_width)
-            x[k] = x[k - 1] + min_width;
+        cuts[k] = fmax(cuts[k], cuts[k - 1] + min_width);
     for (int k = parts - 1; k >= 1; --k)
-        if (x[k] > x[k + 1] - min_width)
-            x[k] = x[k + 1] - min_width;
+        cuts[k] = fmin(cuts[k], cuts[k + 1] - min_width);
+    /* The pushes may break the half-way rule, or not fit: then nothing moves. */
     int ok = 1, moved = 0;
-    for (int k = 1; k < parts && ok; ++k) {
-        double down = 0.5 * (old[k - 1] + old[k]), up = 0.5 * (old[k] + old[k + 1]);
-        ok = x[k] >= down && x[k] <= up;
-    }
-    for (int k = 0; k < parts && ok; ++k)
-        ok = x[k + 1] - x[k] >= min_width * (1.0 - 1e-12);
     for (int k = 1; k < parts && ok; ++k)
-        moved |= x[k] != old[k];
-    if (ok && moved)
-        memcpy(cuts, x, (size_t)(parts + 1) * sizeof *cuts);
-    free(x);
+        ok = cuts[k] >= 0.5 * (old[k - 1] + old[k]) && cuts[k] <= 0.5 * (old[k] + old[k + 1]);
+    for (int k = 0; k < parts && ok; ++k)
+        ok = cuts[k + 1] - cuts[k] >= min_width * (1.0 - 1e-12);
+    for (int k = 1; k < parts; ++k)
+        moved |= cuts[k] != old[k];
+    if (!(ok && moved))
+        memcpy(cuts, old, (size_t)(parts + 1) * sizeof *cuts);
     return ok && moved;
+}
+
+int gf_balance_blocked_axis(const gf_decomp *d, double min_width) {
+    for (int a = 0; a < 3; ++a)
+        if (d->dims[a] > 1 && (double)d->dims[a] * min_width > d->hi[a] - d->lo[a])
+            return a;
+    return -1;
 }
 
 gf_status gf_balance_apply(const gf_balance *b, gf_decomp *d, double min_width, int *moved) {

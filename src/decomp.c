@@ -82,10 +82,7 @@ gf_status gf_decomp_set_cuts(gf_decomp *d, int a, const double *cuts) {
     return GF_OK;
 }
 
-int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
-    /* The cell of the wrapped position: a coordinate and its periodic image always agree, so
-     * the rank a particle is sent to owns its wrapped position. */
-    x = gf_decomp_wrap_axis(d, axis, x);
+int gf_decomp_slab(const gf_decomp *d, int axis, double x) {
     int p = d->dims[axis];
     const double *cut = d->cut[axis];
     if (cut) { /* the last slab whose lower cut is at or below x (0 below the box, and NaN) */
@@ -104,6 +101,12 @@ int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
         return 0;
     /* Also for x just below hi on a periodic axis, where the quotient may round up to p. */
     return c >= p ? p - 1 : (int)c;
+}
+
+int gf_decomp_coord(const gf_decomp *d, int axis, double x) {
+    /* The cell of the wrapped position: a coordinate and its periodic image always agree, so
+     * the rank a particle is sent to owns its wrapped position. */
+    return gf_decomp_slab(d, axis, gf_decomp_wrap_axis(d, axis, x));
 }
 
 static int cell_rank(const gf_decomp *d, int cx, int cy, int cz) {

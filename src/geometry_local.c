@@ -22,10 +22,8 @@ void gf_walls_region(const gf_decomp *d, double halo, double lo[3], double hi[3]
 
 int gf_walls_region_owner(const gf_decomp *d, const double x[3]) {
     int cell[3];
-    for (int a = 0; a < 3; ++a) {
-        double f = floor((x[a] - d->lo[a]) / (d->hi[a] - d->lo[a]) * d->dims[a]);
-        cell[a] = !(f >= 0.0) ? 0 : (f >= d->dims[a] ? d->dims[a] - 1 : (int)f);
-    }
+    for (int a = 0; a < 3; ++a)
+        cell[a] = gf_decomp_slab(d, a, x[a]);
     return d->rank_of[(cell[2] * d->dims[1] + cell[1]) * d->dims[0] + cell[0]];
 }
 

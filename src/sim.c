@@ -401,6 +401,17 @@ static gf_status rebalance(gf_sim *sim) {
     }
     int moved = 0;
     double width = GF_SIM_BALANCE_ROOM * (2.0 * sim->max_radius + sim->margin);
+    int blocked = gf_balance_blocked_axis(&sim->xch.decomp, width);
+    if (blocked >= 0 && !sim->warned_balance) {
+        sim->warned_balance = 1;
+        const gf_decomp *d = &sim->xch.decomp;
+        if (sim->par->rank == 0)
+            gf_log_warn("at step %ld load balancing cannot move the cuts along %c: %d subdomains "
+                        "of at least %g m (twice the interaction range) do not fit into %g m; "
+                        "use fewer processes along %c (warned once)",
+                        sim->step, "xyz"[blocked], d -> dims[blocked], width,
+                        d -> hi[blocked] - d -> lo[blocked], "xyz"[blocked]);
+    }
     gf_status st = gf_balance_apply(b, &sim->xch.decomp, width, &moved);
     GF_TRY(gf_par_agree(sim->par, st, NULL));
     sim->balance_moves += moved;
@@ -440,12 +451,9 @@ static gf_status exchange(gf_sim *sim) {
  * (an agreed error, never a missed contact). Once, at the first start, after the generators
  * and bodies have been placed against the whole meshes (they test every site on every rank). */
 static gf_status localize_meshes(gf_sim *sim) {
-    /* Balancing moves the subdomains over the run: every rank keeps every triangle then, and
-     * also after a restart with cuts a balanced run moved (gf_walls_region_owner, which decides
-     * who tests a point against the meshes, knows only equal cuts). */
-    const gf_decomp *d = &sim->xch.decomp;
+    /* Balancing moves the subdomains over the run: every rank keeps every triangle then. */
     if (!sim->distributed || sim->walls.nmesh == 0 || sim->mesh_halo > 0.0 ||
-        sim->balance_every > 0 || d->cut[0] || d->cut[1] || d->cut[2])
+        sim->balance_every > 0)
         return GF_OK;
     double r = sim->max_radius;
     if (sim->lattice.enabled)

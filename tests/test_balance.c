@@ -128,6 +128,10 @@ static void test_owner_under_cuts(void **state) {
         assert_int_equal(gf_decomp_coord(&d, 1, y), ey);
     }
     assert_int_equal(gf_decomp_coord(&d, 0, NAN), 0);
+    /* Unwrapped (the region owner's lookup): clamped to the first and last slab. */
+    assert_int_equal(gf_decomp_slab(&d, 0, 1.25), 4);
+    assert_int_equal(gf_decomp_slab(&d, 0, -0.2), 0);
+    assert_int_equal(gf_decomp_slab(&d, 0, 0.57), 3);
     /* Slabs of 0.05 along x are too thin for a range of 0.1. */
     assert_int_equal(gf_decomp_check_range(&d, 0.1), GF_ERR_INPUT);
     GF_ASSERT_OK(gf_decomp_check_range(&d, 0.049));
@@ -135,6 +139,20 @@ static void test_owner_under_cuts(void **state) {
     assert_int_equal(gf_decomp_set_cuts(&d, 0, bad), GF_ERR_INPUT);
     assert_int_equal(gf_decomp_set_cuts(&d, 0, open), GF_ERR_INPUT);
     assert_true(gf_decomp_cut(&d, 0, 3) == 0.55); /* unchanged by the refusals */
+    gf_decomp_free(&d);
+}
+
+/* An axis whose slabs of the minimum width do not fit is named (the run warns of it). */
+static void test_blocked_axis(void **state) {
+    (void)state;
+    const int dims[3] = {1, 4, 3}, per[3] = {0, 0, 0}, coords[3] = {0, 0, 0};
+    const double lo[3] = {0, 0, 0}, hi[3] = {0.1, 1.0, 0.5};
+    gf_decomp d;
+    gf_decomp_setup(&d, dims, per, coords, lo, hi);
+    d.rank_of = NULL;
+    assert_int_equal(gf_balance_blocked_axis(&d, 0.16), -1);
+    assert_int_equal(gf_balance_blocked_axis(&d, 0.2), 2); /* 3 x 0.2 > 0.5; x is not cut */
+    assert_int_equal(gf_balance_blocked_axis(&d, 0.3), 1);
     gf_decomp_free(&d);
 }
 
@@ -172,6 +190,7 @@ int main(void) {
         cmocka_unit_test(test_cuts_kept),
         cmocka_unit_test(test_owner_under_cuts),
         cmocka_unit_test(test_histogram_bins),
+        cmocka_unit_test(test_blocked_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,13 +26,7 @@ static void make_heap(gf_sim *sim, long balance_every, int generate) {
     const double lo[3] = {0, 0, 0}, hi[3] = {0.2, 0.04, 0.04};
     const int per[3] = {0, 0, 0}, dims[3] = {P.size, 1, 1};
     GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
-    for (int d = 0; d < 3; ++d) {
-        double n[3] = {0, 0, 0};
-        n[d] = 1;
-        GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, n, NULL, 0));
-        n[d] = -1;
-        GF_ASSERT_OK(gf_walls_add(&sim->walls, hi, n, NULL, 0));
-    }
+    gf_test_box_walls(&sim->walls, lo, hi);
     GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, 0.4));
     gf_solver_params prm;
     gf_solver_params_default(&prm);

@@ -61,13 +61,7 @@ static void packing(gf_sim *sim, const gf_par *par, gf_contact_model model, gf_s
     const int per[3] = {0, 0, 0}, dims[3] = {0, 0, 0};
     if (par)
         GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
-    for (int d = 0; d < 3; ++d) {
-        double n[3] = {0, 0, 0};
-        n[d] = 1;
-        GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, n, NULL, 0));
-        n[d] = -1;
-        GF_ASSERT_OK(gf_walls_add(&sim->walls, hi, n, NULL, 0));
-    }
+    gf_test_box_walls(&sim->walls, lo, hi);
     GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, mu));
     gf_solver_params prm;
     gf_solver_params_default(&prm);

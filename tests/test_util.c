@@ -75,3 +75,13 @@ int gf_test_mpi_rmdir(const char *dir) {
     MPI_Barrier(MPI_COMM_WORLD);
     return gf_test_par.rank != 0 ? 0 : gf_test_rmtree(dir);
 }
+
+void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]) {
+    for (int d = 0; d < 3; ++d) {
+        double n[3] = {0, 0, 0};
+        n[d] = 1;
+        GF_ASSERT_OK(gf_walls_add(w, lo, n, NULL, 0));
+        n[d] = -1;
+        GF_ASSERT_OK(gf_walls_add(w, hi, n, NULL, 0));
+    }
+}

@@ -37,6 +37,10 @@ int gf_test_run(const char *cmd, char **out);
 int gf_test_tmpdir(char *dir, size_t size, const char *tag);
 int gf_test_rmtree(const char *dir);
 
+/* Walls on the six faces of the box [lo, hi] (material 0), normals inwards. */
+#include "granflow/geometry.h"
+void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]);
+
 /* MPI tests: the communicator of the test job (set by gf_test_mpi_run). */
 #include "granflow/par.h"
 extern gf_par gf_test_par;

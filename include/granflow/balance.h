@@ -47,6 +47,10 @@ int gf_balance_size(const gf_balance *b);
 int gf_balance_cuts(const int64_t *count, int nbins, double lo, double hi, int parts,
                     const double *old, double min_width, double *cuts);
 
+/* The first cut axis of d along which dims slabs of min_width do not fit into the box (no
+ * balancing can move its cuts), or -1. */
+int gf_balance_blocked_axis(const gf_decomp *d, double min_width);
+
 /* Sets the cuts of every cut axis of d from the summed histograms; *moved: 1 when any moved. */
 gf_status gf_balance_apply(const gf_balance *b, gf_decomp *d, double min_width, int *moved);
 

@@ -38,6 +38,8 @@ void gf_decomp_free(gf_decomp *d);
  * gf_decomp_wrap_axis(x) on periodic axes (a position and its wrap have one owner), clamped on
  * the others (a centre a hair outside the box stays with the edge rank). */
 int gf_decomp_coord(const gf_decomp *d, int axis, double x);
+/* The same for x as it is (not wrapped): the slab holding it, clamped to [0, dims[axis]). */
+int gf_decomp_slab(const gf_decomp *d, int axis, double x);
 /* Cuts along `axis` (dims[axis] + 1 increasing positions from lo to hi): the same on every
  * rank, or ranks disagree about owners. Refused (nothing changed) unless increasing with the
  * box's ends. */

@@ -78,6 +78,7 @@ typedef struct {
     int64_t balance_work; /* this rank's work in the counted step */
     long balance_moves;   /* balancings of this run that moved a cut */
     long balance_count;   /* balancings of this run */
+    int warned_balance;   /* the warning that the cuts of an axis cannot move was given */
     /* The largest rank's work over the mean in the counted steps: the last, and their sum. */
     double balance_ratio_last, balance_ratio_sum;
     int periodic[3];
