@@ -110,6 +110,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->tmp);
     free(s->gen);
     free(s->body);
+    free(s->rec_of);
+    free(s->part_of);
     free(s->dl);
     free(s->edge);
     free(s->snap);
@@ -154,22 +156,13 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
     s->nbody = nb;
     s->ncontact = c->count;
     s->ngeneral = 0;
-    for (size_t i = 0; i < nb; ++i) {
-        s->body[i].im = p->inv_mass[i];
-        s->body[i].ii = isotropic(p, i) ? p->inv_inertia[0][i] : 0.0;
-    }
-    for (size_t k = 0; k < GF_MAX_BODIES; ++k) {
-        gf_solver_body *g = &s->body[nb + k];
-        memset(g, 0, sizeof *g);
-    }
     for (size_t j = 0; j < c->count; ++j) {
         gf_solver_contact *r = &s->rec[j];
         int32_t a = c->i1[j], b = c->i2[j];
         const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
         const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
         const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
-        r->b1 = a;
-        r->b2 = b >= 0 ? b : (int32_t)nb + (-1 - b);
+        r->b1 = r->b2 = -1; /* numbered by the solve */
         r->contact = (int32_t)j;
         r->mu = s->prm.model == GF_MODEL_FRICTIONLESS ? 0.0 : c->mu[j];
         for (int d = 0; d < 3; ++d) {
@@ -359,9 +352,103 @@ static gf_status non_finite(const gf_solver *s, const gf_particles *p, const gf_
 }
 
 /* The sweep order: interior contacts first, then those touching a body another rank updates
- * too; the records are permuted into it and each body record is the particle's velocity slot.
- * Returns how many contacts are interior. Also lists the particles the synchronisation reads or
- * writes (ghosts and shared owned ones), whose velocities the records mirror around it. */
+ * too; the records are permuted into it. Returns how many contacts are interior. */
+static gf_status order_sweeps(gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                              const uint8_t *shared, size_t *n_interior) {
+    size_t nb = p->n_local + p->n_ghost;
+    *n_interior = c->count;
+    if (!shared)
+        return GF_OK;
+    /* A stable partition, by the contacts' own bodies (the records may be in sweep order of an
+     * earlier solve already); none to make when no particle is shared (a rank alone). */
+    int any_shared = 0;
+    for (size_t i = 0; i < nb && !any_shared; ++i)
+        any_shared = shared[i];
+    if (!any_shared)
+        return GF_OK;
+    GF_TRY(gf_reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
+    size_t ni = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t q = 0; q < c->count; ++q) {
+            size_t j = (size_t)s->rec[q].contact;
+            int32_t a = c->i1[j], b = c->i2[j];
+            int boundary = shared[a] || (b >= 0 && shared[b]);
+            if (boundary == pass)
+                s->tmp[ni++] = s->rec[q];
+        }
+        if (pass == 0)
+            *n_interior = ni;
+    }
+    gf_solver_contact *t = s->rec;
+    s->rec = s->tmp;
+    s->tmp = t;
+    size_t cap = s->capc;
+    s->capc = s->captmp;
+    s->captmp = cap;
+    return GF_OK;
+}
+
+/* Particle i's body record, numbered next if it has none yet. */
+static inline void number_body(gf_solver *s, int32_t i) {
+    if (s->rec_of[i] >= 0)
+        return;
+    s->rec_of[i] = (int32_t)s->nrec;
+    s->part_of[s->nrec++] = i;
+}
+
+/* The body records of a solve, in the order the sweep first meets their particles: in a long
+ * flow the particles' memory order drifts away from space between sorts, the contacts' order
+ * (detected cell by cell) does not, and the sweep then streams its bodies instead of reading
+ * them at random (bench_sweep measures both orders). Owned particles come first, then ghosts;
+ * copies of a body share its slot's record; a particle no contact touches gets none, unless the
+ * synchronisation reads or writes it (shared owned ones: their changes by other ranks count in
+ * the stopping test). Then each contact's two records and the synchronised ones (`edge`). */
+static gf_status number_bodies(gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                               const int32_t *slot, const uint8_t *shared) {
+    size_t nb = p->n_local + p->n_ghost;
+    const int32_t nlocal = (int32_t)p->n_local;
+    GF_TRY(gf_reserve((void **)&s->rec_of, &s->cap_of, nb, sizeof *s->rec_of));
+    GF_TRY(gf_reserve((void **)&s->part_of, &s->cap_part, nb, sizeof *s->part_of));
+    for (size_t i = 0; i < nb; ++i)
+        s->rec_of[i] = -1;
+    s->nrec = 0;
+    for (int owned = 1; owned >= 0; --owned) {
+        for (size_t q = 0; q < c->count; ++q) {
+            size_t j = (size_t)s->rec[q].contact;
+            int32_t a = slot ? slot[c->i1[j]] : c->i1[j], b = c->i2[j];
+            if ((a < nlocal) == owned)
+                number_body(s, a);
+            b = b >= 0 && slot ? slot[b] : b;
+            if (b >= 0 && (b < nlocal) == owned)
+                number_body(s, b);
+        }
+        for (int32_t i = 0; owned && shared && i < nlocal; ++i)
+            if (shared[i])
+                number_body(s, i);
+        if (owned)
+            s->nown = s->nrec;
+    }
+    const int32_t geometry = (int32_t)s->nrec;
+    for (size_t q = 0; q < c->count; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        size_t j = (size_t)k->contact;
+        int32_t a = c->i1[j], b = c->i2[j];
+        k->b1 = s->rec_of[slot ? slot[a] : a];
+        k->b2 = b < 0 ? geometry + (-1 - b) : s->rec_of[slot ? slot[b] : b];
+    }
+    s->nedge = 0;
+    if (!shared)
+        return GF_OK;
+    GF_TRY(gf_reserve((void **)&s->edge, &s->cape, s->nrec, sizeof *s->edge));
+    for (size_t r = 0; r < s->nrec; ++r) {
+        int32_t i = s->part_of[r];
+        if (i >= nlocal || shared[i])
+            s->edge[s->nedge++] = (int32_t)r;
+    }
+    return GF_OK;
+}
+
+/* The sweep order and the body records (above), checked against the particles present. */
 static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_contacts *c,
                              const gf_solver_comm *comm, size_t *n_interior) {
     const int32_t *slot = comm ? comm->slot : NULL;
@@ -377,54 +464,13 @@ static gf_status plan_sweeps(gf_solver *s, const gf_particles *p, const gf_conta
                         "the solver was prepared for %zu particles and %zu contacts, but %zu and "
                         "%zu are present",
                         s->nbody, s->ncontact, nb, c->count);
-    *n_interior = c->count;
-    if (slot)
-        for (size_t q = 0; q < c->count; ++q) {
-            gf_solver_contact *k = &s->rec[q];
-            size_t j = (size_t)k->contact;
-            k->b1 = slot[c->i1[j]];
-            if (c->i2[j] >= 0)
-                k->b2 = slot[c->i2[j]];
-        }
-    s->nedge = 0;
-    if (!shared)
-        return GF_OK;
-    GF_TRY(gf_reserve((void **)&s->tmp, &s->captmp, c->count, sizeof *s->tmp));
-    GF_TRY(gf_reserve((void **)&s->edge, &s->cape, nb, sizeof *s->edge));
-    /* A stable partition, by the contacts' own bodies (the records may be in sweep order of an
-     * earlier solve already); none to make when no particle is shared (a rank alone). */
-    int any_shared = 0;
-    for (size_t i = 0; i < nb && !any_shared; ++i)
-        any_shared = shared[i];
-    if (any_shared) {
-        size_t ni = 0;
-        for (int pass = 0; pass < 2; ++pass) {
-            for (size_t q = 0; q < c->count; ++q) {
-                size_t j = (size_t)s->rec[q].contact;
-                int32_t a = c->i1[j], b = c->i2[j];
-                int boundary = shared[a] || (b >= 0 && shared[b]);
-                if (boundary == pass)
-                    s->tmp[ni++] = s->rec[q];
-            }
-            if (pass == 0)
-                *n_interior = ni;
-        }
-        gf_solver_contact *t = s->rec;
-        s->rec = s->tmp;
-        s->tmp = t;
-        size_t cap = s->capc;
-        s->capc = s->captmp;
-        s->captmp = cap;
-    }
-    for (size_t i = 0; i < nb; ++i)
-        if (i >= p->n_local || shared[i])
-            s->edge[s->nedge++] = (int32_t)i;
-    return GF_OK;
+    GF_TRY(order_sweeps(s, p, c, shared, n_interior));
+    return number_bodies(s, p, c, slot, shared);
 }
 
 /* Keeps owned body i's velocities before its first change in a measured sweep. */
 static inline void keep_before_change(gf_solver *s, int32_t i) {
-    if ((size_t)i >= s->nowned || s->saved_epoch[i] == s->epoch)
+    if ((size_t)i >= s->nown || s->saved_epoch[i] == s->epoch)
         return;
     s->saved_epoch[i] = s->epoch;
     double *to = s->snap + 6 * s->nsaved;
@@ -433,12 +479,12 @@ static inline void keep_before_change(gf_solver *s, int32_t i) {
     s->saved[s->nsaved++] = i;
 }
 
-/* Body records <-> particle arrays, for the listed particles or all (list NULL). */
+/* Body records <-> particle arrays, for the listed records or all (list NULL). */
 static void bodies_from_particles(gf_solver *s, const gf_particles *p, const int32_t *list,
                                   size_t n) {
     for (size_t q = 0; q < n; ++q) {
-        size_t i = list ? (size_t)list[q] : q;
-        gf_solver_body *b = &s->body[i];
+        size_t r = list ? (size_t)list[q] : q, i = (size_t)s->part_of[r];
+        gf_solver_body *b = &s->body[r];
         for (int d = 0; d < 3; ++d) {
             b->v[d] = p->v[d][i];
             b->w[d] = p->w[d][i];
@@ -457,8 +503,8 @@ static void touch_bodies(gf_solver *s, const int32_t *list, size_t n) {
 static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32_t *list,
                                 size_t n) {
     for (size_t q = 0; q < n; ++q) {
-        size_t i = list ? (size_t)list[q] : q;
-        const gf_solver_body *b = &s->body[i];
+        size_t r = list ? (size_t)list[q] : q, i = (size_t)s->part_of[r];
+        const gf_solver_body *b = &s->body[r];
         for (int d = 0; d < 3; ++d) {
             p->v[d][i] = b->v[d];
             p->w[d][i] = b->w[d];
@@ -473,9 +519,9 @@ static void bodies_from_sync(gf_solver *s, const gf_particles *p) {
         for (size_t q = 0; q < s->nedge; ++q)
             keep_before_change(s, s->edge[q]);
     for (size_t q = 0; q < s->nedge; ++q) {
-        size_t i = (size_t)s->edge[q];
-        const double *v = s->body[i].v;
-        s->drift[i] += fabs(p->v[0][i] - v[0]) + fabs(p->v[1][i] - v[1]) + fabs(p->v[2][i] - v[2]);
+        size_t r = (size_t)s->edge[q], i = (size_t)s->part_of[r];
+        const double *v = s->body[r].v;
+        s->drift[r] += fabs(p->v[0][i] - v[0]) + fabs(p->v[1][i] - v[1]) + fabs(p->v[2][i] - v[2]);
     }
     bodies_from_particles(s, p, s->edge, s->nedge);
     touch_bodies(s, s->edge, s->nedge);
@@ -526,12 +572,13 @@ static double reference_velocity(const gf_solver *s) {
     return vref;
 }
 
-/* The largest |v| + R |w| over the owned bodies. */
-static double body_speed(const gf_solver *s, const gf_particles *p) {
+/* The largest |v| + R |w| over the owned particles (with or without contacts). */
+static double body_speed(const gf_particles *p) {
     double m = 0.0;
     for (size_t i = 0; i < p->n_local; ++i) {
-        const gf_solver_body *b = &s->body[i];
-        double u = sqrt(gf_dot(b->v, b->v)) + p->radius[i] * sqrt(gf_dot(b->w, b->w));
+        const double v[3] = {p->v[0][i], p->v[1][i], p->v[2][i]};
+        const double w[3] = {p->w[0][i], p->w[1][i], p->w[2][i]};
+        double u = sqrt(gf_dot(v, v)) + p->radius[i] * sqrt(gf_dot(w, w));
         m = u > m ? u : m;
     }
     return m;
@@ -558,7 +605,7 @@ static double velocity_change(gf_solver *s, const gf_particles *p) {
             dv[k] = s->body[i].v[k] - s->snap[6 * a + k];
             dw[k] = s->body[i].w[k] - s->snap[6 * a + 3 + k];
         }
-        double u = sqrt(gf_dot(dv, dv)) + p->radius[i] * sqrt(gf_dot(dw, dw));
+        double u = sqrt(gf_dot(dv, dv)) + p->radius[s->part_of[i]] * sqrt(gf_dot(dw, dw));
         m = u > m ? u : m;
     }
     s->nsaved = 0;
@@ -598,8 +645,7 @@ static void forget_changes(gf_solver *s) {
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
                                     size_t from, size_t to, double *scale) {
     const double relax = s->prm.relaxation;
-    const int32_t nlocal = (int32_t)p->n_local;
-    const int32_t nb = (int32_t)s->nbody;
+    const int32_t nown = (int32_t)s->nown, nrec = (int32_t)s->nrec;
     double sum = 0.0, top = *scale;
     if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
         forget_changes(s);
@@ -626,7 +672,7 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         GF_TRY(solve_block(s, p, c, k, u, x, &sum));
         /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
          * adds them in full, so velocities and impulses stay consistent. */
-        double wgt = (k->b1 >= nlocal || (k->b2 >= nlocal && k->b2 < nb)) ? relax : 1.0;
+        double wgt = (k->b1 >= nown || (k->b2 >= nown && k->b2 < nrec)) ? relax : 1.0;
         double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                        wgt * (x[2] - k->lambda[2])};
         if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
@@ -701,11 +747,10 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
                            : (nsweeps > 0 ? nsweeps : 1);
     /* Scales of the stopping test, from the free velocities. */
     double vref = 0.0, scale = 0.0;
-    s->nowned = p->n_local;
     s->measuring = 0;
     if (fixed <= 0) {
         vref = reference_velocity(s);
-        scale = body_speed(s, p);
+        scale = body_speed(p);
     }
     GF_TRY(gf_reserve((void **)&s->stamp, &s->capstamp, s->capb, sizeof *s->stamp));
     GF_TRY(gf_reserve((void **)&s->drift, &s->capdrift, s->capb, sizeof *s->drift));
@@ -824,7 +869,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
  * contact point, so each such contact gets a body record of its own moving at that velocity (of
  * infinite mass, like every geometry body: the sweep needs no other change). */
 static gf_status turning_surfaces(gf_solver *s, const gf_walls *w, const gf_contacts *c) {
-    size_t nb = s->nbody, extra = 0;
+    size_t nb = s->nrec, extra = 0;
     for (size_t q = 0; q < c->count; ++q) {
         int32_t b = c->i2[s->rec[q].contact];
         extra += b < 0 && gf_walls_turning(w, -1 - b);
@@ -872,11 +917,22 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     }
     if (s->prm.mode == GF_SWEEP_JACOBI)
         GF_TRY(gf_reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
-    /* The step's part of the records: velocities, geometry motion, impulses, gap terms. */
-    size_t nb = s->nbody;
-    bodies_from_particles(s, p, NULL, nb);
-    for (size_t k = 0; k < GF_MAX_BODIES; ++k)
+    /* The step's part of the records: bodies, geometry motion, impulses, gap terms. */
+    size_t nb = s->nrec;
+    for (size_t r = 0; r < nb; ++r) {
+        size_t i = (size_t)s->part_of[r];
+        gf_solver_body *g = &s->body[r];
+        for (int d = 0; d < 3; ++d) {
+            g->v[d] = p->v[d][i];
+            g->w[d] = p->w[d][i];
+        }
+        g->im = p->inv_mass[i];
+        g->ii = isotropic(p, i) ? p->inv_inertia[0][i] : 0.0;
+    }
+    for (size_t k = 0; k < GF_MAX_BODIES; ++k) {
+        memset(&s->body[nb + k], 0, sizeof s->body[nb + k]);
         memcpy(s->body[nb + k].v, w->velocity[k], sizeof w->velocity[k]);
+    }
     if (w->nmesh > 0)
         GF_TRY(turning_surfaces(s, w, c));
     const double inv_dt = 1.0 / dt;

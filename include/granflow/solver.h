@@ -100,8 +100,10 @@ typedef struct {
 } gf_solver_result;
 
 /* A body as the sweep reads it: one cache line. Copies of a body on this rank share one record
- * (its velocity slot); geometry body k (walls, obstacles) is record nbody + k, of infinite mass
- * and moving at its velocity, so every contact has two bodies and the sweep no branch. */
+ * (its velocity slot). A solve numbers the records in the order the sweep first meets the
+ * bodies, owned ones first, so that the sweep streams them whatever the particles' memory order;
+ * geometry body k (walls, obstacles) follows them as record nrec + k, of infinite mass and moving
+ * at its velocity, so every contact has two bodies and the sweep no branch. */
 typedef struct {
     double v[3], w[3];
     double im; /* inverse mass */
@@ -144,21 +146,27 @@ typedef struct {
     size_t captmp;
     size_t ngeneral, capg;
     gf_solver_general *gen;
-    size_t nbody, capb; /* particles (owned and ghosts), then GF_MAX_BODIES geometry bodies */
+    size_t nbody;      /* particles (owned and ghosts) prepared for */
+    size_t nrec, nown; /* body records of particles in a solve; the first nown are owned */
+    size_t capb;       /* records: nrec of particles, GF_MAX_BODIES geometry bodies, then
+                          turning mesh surfaces */
     gf_solver_body *body;
+    int32_t *rec_of;  /* per particle: its body record (-1: none in this solve) */
+    int32_t *part_of; /* per body record of a particle: that particle */
+    size_t cap_of, cap_part;
     size_t capdl;
     double *dl;    /* Jacobi: the pending impulse change of each contact, 3 per contact */
-    int32_t *edge; /* particles whose velocities the synchronisation reads or writes */
+    int32_t *edge; /* records whose velocities the synchronisation reads or writes */
     size_t nedge, cape;
     /* A measured sweep keeps each owned body's velocities from before its first change in the
      * sweep (6 per body, in `saved` order): the change D of solver.h is then taken over the
      * bodies that changed, instead of a copy and a comparison of every body per measurement. */
     double *snap;
     int32_t *saved;        /* the bodies kept, in the order of their first change */
-    uint32_t *saved_epoch; /* per owned body: the measurement that kept it */
+    uint32_t *saved_epoch; /* per owned body record: the measurement that kept it */
     uint32_t epoch;        /* the current or last measurement */
     int measuring;
-    size_t nsaved, nowned, capv;
+    size_t nsaved, capv;
     /* Gauss-Seidel skips a block whose last solve changed nothing while neither of its bodies
      * has changed since: it would give the same impulse again. `tick` counts the changes of a
      * solve; stamp[i] is the tick of body record i's last change, seen[q] the tick at which
