@@ -12,7 +12,8 @@ enum {
     TAG_GHOST = 140,
     TAG_REG = 160,
     TAG_CORR = 170,
-    TAG_VEL
+    TAG_VEL,
+    TAG_PIPE
 };
 
 /* A ghost on the wire: the particle and where its original lives. */
@@ -102,6 +103,8 @@ void gf_exchange_free(gf_exchange *x) {
     free(x->slot);
     free(x->shared);
     free(x->buf);
+    free(x->pipe_out);
+    free(x->pipe_in);
     memset(x, 0, sizeof *x);
 }
 
@@ -520,7 +523,10 @@ static gf_status wait_rows(gf_exchange *x) {
     return GF_OK;
 }
 
+static gf_status pipe_wait_sends(gf_exchange *x);
+
 gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
+    GF_TRY(pipe_wait_sends(x));
     size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
     GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
     double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
@@ -571,4 +577,99 @@ gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p) {
 gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
     GF_TRY(gf_exchange_sync_begin(x, p));
     return gf_exchange_sync_end(x, p);
+}
+
+int gf_exchange_pipe_ready(const gf_exchange *x) {
+    return x->ncolors == 2;
+}
+
+/* Neighbour k's message: 6 doubles per row it holds of mine and per row I hold of its, at the
+ * same place in the outgoing and incoming buffers. */
+static size_t pipe_offset(const gf_exchange *x, int k) {
+    return 6 * (size_t)(x->recv_off[k] + x->send_off[k]);
+}
+
+static int pipe_length(const gf_exchange *x, int k) {
+    return 6 * (x->recv_off[k + 1] - x->recv_off[k] + x->send_off[k + 1] - x->send_off[k]);
+}
+
+static gf_status pipe_wait_sends(gf_exchange *x) {
+    int n = x->pipe_nsend;
+    x->pipe_nsend = 0;
+    MPI_TRY(MPI_Waitall(n, x->pipe_sreq, MPI_STATUSES_IGNORE));
+    return GF_OK;
+}
+
+gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
+    GF_TRY(pipe_wait_sends(x)); /* the buffer is free again */
+    size_t rows = (size_t)(x->recv_off[x->nnbr] + x->send_off[x->nnbr]);
+    GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out, 6 * rows + 1, sizeof(double)));
+    for (int k = 0; k < x->nnbr; ++k) {
+        if (x->nbr_rank[k] == x->decomp.rank)
+            continue; /* periodic images here change nothing: their slot is the original's */
+        double *out = x->pipe_out + pipe_offset(x, k);
+        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i, out += 6) {
+            size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+            for (int d = 0; d < 3; ++d) {
+                out[d] = p->v[d][gi] - x->v0[d][g];
+                out[3 + d] = p->w[d][gi] - x->v0[3 + d][g];
+                x->v0[d][g] = p->v[d][gi];
+                x->v0[3 + d][g] = p->w[d][gi];
+            }
+        }
+        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i, out += 6) {
+            size_t li = (size_t)x->send_idx[i];
+            for (int d = 0; d < 3; ++d) {
+                out[d] = p->v[d][li];
+                out[3 + d] = p->w[d][li];
+            }
+        }
+        int len = pipe_length(x, k);
+        MPI_TRY(MPI_Isend(x->pipe_out + pipe_offset(x, k), len, MPI_DOUBLE, x->nbr_rank[k],
+                          TAG_PIPE, x->cart, &x->pipe_sreq[x->pipe_nsend++]));
+        x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
+    }
+    return GF_OK;
+}
+
+gf_status gf_exchange_pipe_expect(gf_exchange *x) {
+    if (x->pipe_nrecv > 0)
+        return GF_OK;
+    size_t rows = (size_t)(x->recv_off[x->nnbr] + x->send_off[x->nnbr]);
+    GF_TRY(gf_reserve((void **)&x->pipe_in, &x->cap_pipe_in, 6 * rows + 1, sizeof(double)));
+    for (int k = 0; k < x->nnbr; ++k)
+        if (x->nbr_rank[k] != x->decomp.rank)
+            MPI_TRY(MPI_Irecv(x->pipe_in + pipe_offset(x, k), pipe_length(x, k), MPI_DOUBLE,
+                              x->nbr_rank[k], TAG_PIPE, x->cart, &x->pipe_rreq[x->pipe_nrecv++]));
+    /* A rank whose only neighbour is itself has nothing to receive, but a take still follows. */
+    if (x->pipe_nrecv == 0)
+        x->pipe_rreq[x->pipe_nrecv++] = MPI_REQUEST_NULL;
+    return GF_OK;
+}
+
+gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
+    GF_TRY(gf_exchange_pipe_expect(x));
+    int n = x->pipe_nrecv;
+    x->pipe_nrecv = 0;
+    MPI_TRY(MPI_Waitall(n, x->pipe_rreq, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < x->nnbr; ++k) {
+        if (x->nbr_rank[k] == x->decomp.rank)
+            continue;
+        const double *in = x->pipe_in + pipe_offset(x, k);
+        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i, in += 6) {
+            size_t li = (size_t)x->send_idx[i];
+            for (int d = 0; d < 3; ++d) {
+                p->v[d][li] += in[d];
+                p->w[d][li] += in[3 + d];
+            }
+        }
+        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i, in += 6) {
+            size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+            for (int d = 0; d < 3; ++d) {
+                x->v0[d][g] = p->v[d][gi] = in[d];
+                x->v0[3 + d][g] = p->w[d][gi] = in[3 + d];
+            }
+        }
+    }
+    return GF_OK;
 }

@@ -29,6 +29,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     sim->check_every = 100;
     sim->sort_every = GF_SIM_SORT_EVERY;
     sim->per_pair = 1;
+    sim->pipelined = 1;
     for (int d = 0; d < 3; ++d) {
         sim->lo[d] = -INFINITY;
         sim->hi[d] = INFINITY;
@@ -580,6 +581,30 @@ static gf_status comm_sync_end(void *ctx, gf_particles *p) {
     return st;
 }
 
+static gf_status comm_pipe_expect(void *ctx) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_pipe_expect(&sim->xch);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
+static gf_status comm_pipe_post(void *ctx, gf_particles *p) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_pipe_post(&sim->xch, p);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
+static gf_status comm_pipe_take(void *ctx, gf_particles *p) {
+    gf_sim *sim = ctx;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = gf_exchange_pipe_take(&sim->xch, p);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
+}
+
 static gf_status comm_max(void *ctx, double *values, int n) {
     gf_sim *sim = ctx;
     gf_timer_start(&sim->timers, GF_TIMER_COMM);
@@ -653,6 +678,11 @@ gf_status gf_sim_step(gf_sim *sim) {
         comm.sync = comm_sync;
         comm.sync_begin = comm_sync_begin;
         comm.sync_end = comm_sync_end;
+        if (sim->pipelined && gf_exchange_pipe_ready(&sim->xch)) {
+            comm.pipe_expect = comm_pipe_expect;
+            comm.pipe_post = comm_pipe_post;
+            comm.pipe_take = comm_pipe_take;
+        }
         comm.max = comm_max;
         comm.slot = sim->xch.slot;
         comm.nslot = sim->xch.nslot;

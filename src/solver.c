@@ -551,6 +551,18 @@ static gf_status sync_end(gf_solver *s, gf_particles *p, const gf_solver_comm *c
     return GF_OK;
 }
 
+/* The pipelined synchronisation's halves (gf_solver_comm.pipe_*), on the particle arrays. */
+static gf_status pipe_post(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
+    bodies_to_particles(s, p, s->edge, s->nedge);
+    return comm->pipe_post(comm->ctx, p);
+}
+
+static gf_status pipe_take(gf_solver *s, gf_particles *p, const gf_solver_comm *comm) {
+    GF_TRY(comm->pipe_take(comm->ctx, p));
+    bodies_from_sync(s, p);
+    return GF_OK;
+}
+
 /* The normal velocity a contact must reach: minus the gap closed within the step, of a
  * penetration only the share error_reduction. */
 static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
@@ -727,6 +739,35 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
     return GF_OK;
 }
 
+/* One pipelined Gauss-Seidel sweep (two colours): the interior, the neighbours' latest boundary
+ * results, the boundary, then this rank's results posted. Colour 0's boundary comes first in
+ * the sweep: it needs the reply to its last post (*owed) before its next boundary, and takes it
+ * at once after a measured sweep, whose change it belongs to. Colour 1 takes what colour 0 posts
+ * in the same sweep. Either way each block sees what it would see after the synchronisations
+ * of the coloured sweep. */
+static gf_status sweep_pipelined(gf_solver *s, gf_particles *p, const gf_contacts *c,
+                                 const gf_solver_comm *comm, size_t n_interior, int measure,
+                                 int *owed, double *scale) {
+    const int first = comm->color == 0;
+    if (!first)
+        GF_TRY(comm->pipe_expect(comm->ctx));
+    GF_TRY(sweep_gauss_seidel(s, p, c, 0, n_interior, scale));
+    if (!first || *owed)
+        GF_TRY(pipe_take(s, p, comm));
+    *owed = 0;
+    GF_TRY(sweep_gauss_seidel(s, p, c, n_interior, s->ncontact, scale));
+    GF_TRY(pipe_post(s, p, comm));
+    if (first) {
+        GF_TRY(comm->pipe_expect(comm->ctx));
+        *owed = 1;
+        if (measure) {
+            GF_TRY(pipe_take(s, p, comm));
+            *owed = 0;
+        }
+    }
+    return GF_OK;
+}
+
 /* Rounding level of the velocity changes, in units of the velocity scale of the step. */
 #define GF_SOLVER_FLOOR (1000.0 * DBL_EPSILON)
 /* Sweeps over which the mean contraction is measured. */
@@ -740,6 +781,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
     const int parallel = comm && comm->sync;
     const int phases = parallel && !jacobi && comm->ncolors > 1 ? comm->ncolors : 1;
+    const int pipelined =
+        phases == 2 && comm->pipe_expect && comm->pipe_post && comm->pipe_take ? 1 : 0;
     const long fixed = s->prm.sweeps;
     const long nsweeps = fixed > 0 ? fixed : s->prm.max_iterations;
     const long every = s->prm.tolerance > 0.0 && s->prm.check_every > 0
@@ -782,6 +825,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     /* The last synchronisation of a sweep completes during the next sweep's interior contacts
      * (they touch no ghost or shared body), unless the sweep is measured. */
     int pending = 0;
+    int owed = 0; /* pipelined, colour 0: the reply to its last post is still to take */
     for (long k = 1; k <= nsweeps; ++k) {
         /* Sweeps are numbered from 1; tests after sweeps every, 2 every, ... and the last. */
         int test = fixed <= 0 && (k % every == 0 || k == nsweeps);
@@ -791,12 +835,18 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             GF_TRY(sync_end(s, p, comm));
             pending = 0;
         }
+        if (measure && owed) { /* the same */
+            GF_TRY(pipe_take(s, p, comm));
+            owed = 0;
+        }
         if (measure)
             begin_measure(s);
         if (jacobi) {
             GF_TRY(sweep_jacobi(s, p, c, &scale));
             if (parallel)
                 GF_TRY(sync_bodies(s, p, comm));
+        } else if (pipelined) {
+            GF_TRY(sweep_pipelined(s, p, c, comm, n_interior, measure, &owed, &scale));
         } else {
             /* Interior contacts share no body with another rank; then colour by colour. */
             GF_TRY(sweep_gauss_seidel(s, p, c, 0, n_interior, &scale));
@@ -862,6 +912,12 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         if (done && s->prm.tolerance > 0.0)
             break;
     }
+    /* Pipelined: the last reply, then every copy of every body as the synchronisation leaves
+     * them after the last sweep. */
+    if (owed)
+        GF_TRY(pipe_take(s, p, comm));
+    if (pipelined)
+        GF_TRY(sync_bodies(s, p, comm));
     return GF_OK;
 }
 

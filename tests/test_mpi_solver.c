@@ -53,15 +53,24 @@ static state_rec *gather_states(const gf_sim *sim, size_t *n) {
     return all;
 }
 
-/* A dense, slightly overlapping packing of spheres in a walled box, falling. */
-static void packing(gf_sim *sim, const gf_par *par, gf_contact_model model, gf_sweep_mode mode,
-                    double mu) {
+/* A dense, slightly overlapping packing of spheres in a walled box (or one periodic along x),
+ * falling, on the decomposition dims (NULL: MPI's choice). */
+static void packing_on(gf_sim *sim, const gf_par *par, const int *dims, int periodic_x,
+                       gf_contact_model model, gf_sweep_mode mode, double mu) {
     GF_ASSERT_OK(gf_sim_init(sim, par));
     const double lo[3] = {0, 0, 0}, hi[3] = {0.12, 0.12, 0.12};
-    const int per[3] = {0, 0, 0}, dims[3] = {0, 0, 0};
+    const int per[3] = {periodic_x, 0, 0}, any[3] = {0, 0, 0};
     if (par)
-        GF_ASSERT_OK(gf_sim_decompose(sim, dims, per, lo, hi));
-    gf_test_box_walls(&sim->walls, lo, hi);
+        GF_ASSERT_OK(gf_sim_decompose(sim, dims ? dims : any, per, lo, hi));
+    if (!periodic_x)
+        gf_test_box_walls(&sim->walls, lo, hi);
+    for (int d = 1; d < 3 && periodic_x; ++d) {
+        double n[3] = {0, 0, 0};
+        n[d] = 1;
+        GF_ASSERT_OK(gf_walls_add(&sim->walls, lo, n, NULL, 0));
+        n[d] = -1;
+        GF_ASSERT_OK(gf_walls_add(&sim->walls, hi, n, NULL, 0));
+    }
     GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, mu));
     gf_solver_params prm;
     gf_solver_params_default(&prm);
@@ -94,6 +103,11 @@ static void packing(gf_sim *sim, const gf_par *par, gf_contact_model model, gf_s
                     GF_ASSERT_OK(gf_particles_add(&sim->particles, &rec));
             }
     sim->expected_particles = id;
+}
+
+static void packing(gf_sim *sim, const gf_par *par, gf_contact_model model, gf_sweep_mode mode,
+                    double mu) {
+    packing_on(sim, par, NULL, 0, model, mode, mu);
 }
 
 static double kinetic(const gf_sim *sim) {
@@ -422,10 +436,58 @@ static void test_rank_coupling(void **state) {
         }
 }
 
+/* With two colours (cuts along one axis) the solver's pipelined sweep solves the blocks in the
+ * order and from the velocities of the coloured sweep with its two synchronisations: the
+ * trajectories and the sweep counts of the stopping test are the same, bit for bit, walled and
+ * periodic (both neighbours one rank on 2 ranks; periodic images of a rank's own particles when
+ * cut along z), with a stopping test every sweep or every fifth, or a fixed number of sweeps. */
+static void test_pipelined_same(void **state) {
+    (void)state;
+    const int along[2][3] = {{P.size, 1, 1}, {1, 1, P.size}};
+    const long check_every[3] = {1, 5, 0}; /* 0: 8 sweeps, no test */
+    for (int periodic = 0; periodic < 2; ++periodic)
+        for (int k = 0; k < 2; ++k)
+            for (int c = 0; c < 3; ++c) {
+                state_rec *got[2];
+                size_t n[2];
+                long sweeps[2] = {0, 0};
+                for (int pipe = 0; pipe < 2; ++pipe) {
+                    gf_sim sim;
+                    packing_on(&sim, &P, along[k], periodic, GF_MODEL_MAXDISS,
+                               GF_SWEEP_GAUSS_SEIDEL, 0.4);
+                    gf_solver_params prm = sim.solver_params;
+                    prm.check_every = check_every[c] > 0 ? check_every[c] : 1;
+                    prm.sweeps = check_every[c] > 0 ? 0 : 8;
+                    GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+                    sim.pipelined = pipe;
+                    assert_int_equal(sim.xch.ncolors, P.size > 1 ? 2 : 1);
+                    for (int s = 0; s < 25; ++s) {
+                        GF_ASSERT_OK(gf_sim_step(&sim));
+                        sweeps[pipe] += sim.last_solve.iterations;
+                    }
+                    got[pipe] = gather_states(&sim, &n[pipe]);
+                    gf_sim_free(&sim);
+                }
+                assert_int_equal(sweeps[0], sweeps[1]);
+                if (P.rank == 0) {
+                    assert_int_equal(n[0], 512);
+                    assert_int_equal(n[0], n[1]);
+                    if (memcmp(got[0], got[1], n[0] * sizeof *got[0]) != 0)
+                        fail_msg(
+                            "%s packing on %d x %d x %d ranks (check_every %ld): the pipelined "
+                            "sweep's trajectories differ from the synchronised one's",
+                            periodic ? "periodic" : "walled", along[k][0], along[k][1], along[k][2],
+                            check_every[c]);
+                }
+                free(got[0]);
+                free(got[1]);
+            }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jacobi_matches_serial), cmocka_unit_test(test_default_mode),
     cmocka_unit_test(test_settled_column),        cmocka_unit_test(test_warm_start),
-    cmocka_unit_test(test_rank_coupling),
+    cmocka_unit_test(test_rank_coupling),         cmocka_unit_test(test_pipelined_same),
 };
 
 GF_TEST_MPI_MAIN(tests)

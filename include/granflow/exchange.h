@@ -11,7 +11,8 @@
  * - Velocity synchronisation for the solver: the velocity change of every ghost since the last
  *   synchronisation goes to its owner, which adds them all up, and the owners' new velocities go
  *   back to all ghost copies. Both are one non-blocking exchange with each neighbour rank, all
- *   ghosts of that rank in one message.
+ *   ghosts of that rank in one message. With two colours, the pipelined form: one message each
+ *   way per neighbour and sweep.
  * - What the solver needs to sweep ranks in Gauss-Seidel order (solver.h): the velocity slot of
  *   every particle (copies of one body on this rank share one, so a periodic image here is its
  *   original), which slots other ranks also update, and a colouring of the ranks in which
@@ -59,6 +60,12 @@ typedef struct {
     size_t cap_buf;
     MPI_Request req[54]; /* a synchronisation's messages in flight */
     int nreq;
+    /* The pipelined sweep's messages (gf_exchange_pipe_*), one per neighbour and direction:
+     * ghost changes for the owner, then values of the owned rows the neighbour holds. */
+    double *pipe_out, *pipe_in;
+    size_t cap_pipe_out, cap_pipe_in;
+    MPI_Request pipe_sreq[27], pipe_rreq[27];
+    int pipe_nsend, pipe_nrecv; /* in flight */
     int64_t bytes_sent;
 } gf_exchange;
 
@@ -89,5 +96,23 @@ gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p);
  * exchange otherwise. */
 gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p);
 gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p);
+
+/* The pipelined synchronisation of the solver's two-colour sweep (solver.h): with two colours
+ * every neighbour has the other one, and each rank alternates between taking the neighbours'
+ * latest boundary results and posting its own, so one message each way per neighbour and sweep
+ * replaces the two rounds of a synchronisation, and nobody waits for what it does not need yet.
+ * _post sends each neighbour the velocity changes of its ghosts held here since the last
+ * message (then marks them) and the velocities of the owned particles it holds as ghosts,
+ * without waiting; _expect posts the receipt of every neighbour's next message (nothing if
+ * posted); _take waits for them (posting them first if need be), adds the changes onto the
+ * owned particles and sets the ghosts to their owners' velocities. Periodic images of this
+ * rank's own particles are left alone: the solver reads and writes their originals (their
+ * velocity slot), and the synchronisation that ends a solve sets them. Only with two colours
+ * (gf_exchange_pipe_ready). A synchronisation waits for the pipelined messages still being
+ * sent. */
+int gf_exchange_pipe_ready(const gf_exchange *x);
+gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p);
+gf_status gf_exchange_pipe_expect(gf_exchange *x);
+gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p);
 
 #endif

@@ -93,6 +93,9 @@ typedef struct {
     double margin_fraction;    /* ... plus this share of the largest radius present */
     long sort_every;           /* steps between spatial sorts of the owned particles (0: never) */
     int per_pair;              /* speculative contacts per pair (gf_contacts.speculate) */
+    int pipelined;             /* 1 (default): with two colours, the solver's pipelined sweep
+                                  (gf_solver_comm.pipe_*); 0: its two synchronisations per
+                                  sweep, which give the same results (for comparison) */
     int64_t promoted_contacts; /* near pairs made contacts after a solve (this rank) */
     double margin;             /* the margin of the current step (contact detection and ghosts) */
     double max_radius;         /* the largest radius present (global), with the margin */

@@ -71,6 +71,17 @@ typedef struct {
      * the ghosts between them; the solver sweeps its interior contacts meanwhile. */
     gf_status (*sync_begin)(void *ctx, gf_particles *p);
     gf_status (*sync_end)(void *ctx, gf_particles *p);
+    /* Optional, all three or none, used with two colours (cuts along one axis, where every
+     * neighbour has the other colour): the pipelined sweep. Each rank sweeps its interior, takes
+     * its neighbours' latest boundary results, sweeps its boundary and posts its own, so one
+     * message each way per neighbour and sweep replaces the two synchronisations, and a rank's
+     * interior overlaps the other colour's boundary. The blocks are solved in the same order and
+     * from the same velocities as with the synchronisations: the results are the same, bit for
+     * bit. _expect posts the receipt of the next message, _take waits for it (see
+     * gf_exchange_pipe_*). */
+    gf_status (*pipe_expect)(void *ctx);
+    gf_status (*pipe_post)(void *ctx, gf_particles *p);
+    gf_status (*pipe_take)(void *ctx, gf_particles *p);
     /* Global maximum of n values. */
     gf_status (*max)(void *ctx, double *values, int n);
     /* Per particle, the slot holding its velocity (copies of one body on this rank share one);
