@@ -353,13 +353,6 @@ static gf_status kick_sync(void *ctx, gf_particles *p) {
     return GF_OK;
 }
 
-static gf_status no_max(void *ctx, double *values, int n) {
-    (void)ctx;
-    (void)values;
-    (void)n;
-    return GF_OK;
-}
-
 /* The change the stopping test measures includes what the synchronisation writes into the bodies
  * this rank shares: a resting pair whose shared body another rank keeps moving (the contact
  * stays open, so no sweep here changes anything) never contracts and runs to max_iterations,
@@ -373,7 +366,7 @@ static void test_sync_changes_counted(void **state) {
         double kick = kicked ? 1e-3 : 0.0;
         const uint8_t shared[2] = {1, 0};
         gf_solver_comm comm = {
-            .ctx = &kick, .sync = kick_sync, .max = no_max, .shared = shared, .nslot = 2};
+            .ctx = &kick, .sync = kick_sync, .max = gf_test_no_max, .shared = shared, .nslot = 2};
         const double x[2] = {0.0, 0.02}, vx[2] = {0.0, 0.0};
         double out[2];
         gf_solver_result res = solve_row_of(2, x, vx, 0.01, 1e-4, 1, &prm, 1e-4, &comm, out);
@@ -435,7 +428,7 @@ static void test_open_contact_closed_by_sync(void **state) {
     late_kick kick = {0, v};
     const uint8_t shared[3] = {0, 1, 0};
     gf_solver_comm comm = {
-        .ctx = &kick, .sync = late_kick_sync, .max = no_max, .shared = shared, .nslot = 3};
+        .ctx = &kick, .sync = late_kick_sync, .max = gf_test_no_max, .shared = shared, .nslot = 3};
     double out[3];
     solve_row(g, (const double[3]){0.0, 0.0, 0.0}, &comm, out);
     assert_true(kick.calls > 2);

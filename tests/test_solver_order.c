@@ -155,13 +155,6 @@ static void test_memory_order_indifferent(void **state) {
     }
 }
 
-static gf_status no_max(void *ctx, double *values, int n) {
-    (void)ctx;
-    (void)values;
-    (void)n;
-    return GF_OK;
-}
-
 /* Spheres of radius 0.01 on the x axis at x moving at vx, the first n_owned owned, the rest
  * ghosts, with their single contact detected, solved once with prm and comm (may be NULL).
  * Returns the result; the owned spheres' velocities along x go to out, the normal impulse to
@@ -202,7 +195,7 @@ static void test_copies_share_a_record(void **state) {
     const double r = 0.01, v = 0.3;
     const double x[3] = {-0.5, 0.0, -2 * r}, vx[3] = {v, 0.0, v};
     const int32_t slot[3] = {0, 1, 0};
-    gf_solver_comm comm = {.max = no_max, .slot = slot, .nslot = 3};
+    gf_solver_comm comm = {.max = gf_test_no_max, .slot = slot, .nslot = 3};
     gf_solver_params prm;
     gf_solver_params_default(&prm);
     prm.tolerance = 1e-12;
@@ -227,7 +220,7 @@ static void test_shared_body_without_contact_counted(void **state) {
         double kick = shared_far ? 1e-3 : 0.0;
         const uint8_t shared[3] = {0, 0, (uint8_t)shared_far};
         gf_solver_comm comm = {
-            .ctx = &kick, .sync = kick_third, .max = no_max, .shared = shared, .nslot = 3};
+            .ctx = &kick, .sync = kick_third, .max = gf_test_no_max, .shared = shared, .nslot = 3};
         gf_solver_params prm;
         gf_solver_params_default(&prm);
         prm.max_iterations = 25;

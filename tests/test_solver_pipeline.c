@@ -53,13 +53,6 @@ static gf_status fake_take(void *ctx, gf_particles *p) {
     return GF_OK;
 }
 
-static gf_status no_max(void *ctx, double *values, int n) {
-    (void)ctx;
-    (void)values;
-    (void)n;
-    return GF_OK;
-}
-
 /* A resting pair of spheres (0, 1) and sphere 2 far away, shared with the other rank; one
  * solve on a rank of `color` of two, with prm. */
 static gf_solver_result solve_three(int color, const gf_solver_params *prm, other *o, double *v2) {
@@ -88,7 +81,7 @@ static gf_solver_result solve_three(int color, const gf_solver_params *prm, othe
                            .pipe_expect = fake_expect,
                            .pipe_post = fake_post,
                            .pipe_take = fake_take,
-                           .max = no_max,
+                           .max = gf_test_no_max,
                            .shared = shared,
                            .nslot = 3,
                            .color = color,

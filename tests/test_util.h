@@ -37,6 +37,9 @@ int gf_test_run(const char *cmd, char **out);
 int gf_test_tmpdir(char *dir, size_t size, const char *tag);
 int gf_test_rmtree(const char *dir);
 
+/* A solver's global maximum on one rank: the values are already the maximum (gf_solver_comm). */
+gf_status gf_test_no_max(void *ctx, double *values, int n);
+
 /* Walls on the six faces of the box [lo, hi] (material 0), normals inwards. */
 #include "granflow/geometry.h"
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]);
