@@ -523,54 +523,84 @@ static gf_status wait_rows(gf_exchange *x) {
     return GF_OK;
 }
 
+/* The rows of a velocity message, six doubles each (v, w), for rows [from, to) of recv_idx (the
+ * ghosts) or send_idx (the owned particles neighbours hold): the ghosts' changes since their
+ * mark (and, with `mark`, marked again), the owners' velocities, the changes added onto the
+ * owners, the owners' velocities set into the ghosts. Both the synchronisation and its
+ * pipelined form are made of these. */
+static void ghost_changes(gf_exchange *x, const gf_particles *p, int from, int to, double *out,
+                          int mark) {
+    for (int i = from; i < to; ++i, out += 6) {
+        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+        for (int d = 0; d < 3; ++d) {
+            out[d] = p->v[d][gi] - x->v0[d][g];
+            out[3 + d] = p->w[d][gi] - x->v0[3 + d][g];
+            if (mark) {
+                x->v0[d][g] = p->v[d][gi];
+                x->v0[3 + d][g] = p->w[d][gi];
+            }
+        }
+    }
+}
+
+static void owner_values(const gf_exchange *x, const gf_particles *p, int from, int to,
+                         double *out) {
+    for (int i = from; i < to; ++i, out += 6) {
+        size_t li = (size_t)x->send_idx[i];
+        for (int d = 0; d < 3; ++d) {
+            out[d] = p->v[d][li];
+            out[3 + d] = p->w[d][li];
+        }
+    }
+}
+
+static void add_changes(const gf_exchange *x, gf_particles *p, int from, int to, const double *in) {
+    for (int i = from; i < to; ++i, in += 6) {
+        size_t li = (size_t)x->send_idx[i];
+        for (int d = 0; d < 3; ++d) {
+            p->v[d][li] += in[d];
+            p->w[d][li] += in[3 + d];
+        }
+    }
+}
+
+static void set_ghosts(gf_exchange *x, gf_particles *p, int from, int to, const double *in,
+                       int mark) {
+    for (int i = from; i < to; ++i, in += 6) {
+        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+        for (int d = 0; d < 3; ++d) {
+            p->v[d][gi] = in[d];
+            p->w[d][gi] = in[3 + d];
+            if (mark) {
+                x->v0[d][g] = in[d];
+                x->v0[3 + d][g] = in[3 + d];
+            }
+        }
+    }
+}
+
 static gf_status pipe_wait_sends(gf_exchange *x);
 
 gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x));
-    size_t nrecv = (size_t)x->recv_off[x->nnbr], nsend = (size_t)x->send_off[x->nnbr];
-    GF_TRY(scratch(x, 6 * (nrecv + nsend) * sizeof(double) + 16));
-    double *gbuf = x->buf, *obuf = gbuf + 6 * nrecv;
+    int nrecv = x->recv_off[x->nnbr], nsend = x->send_off[x->nnbr];
+    GF_TRY(scratch(x, 6 * (size_t)(nrecv + nsend) * sizeof(double) + 16));
+    double *gbuf = x->buf, *obuf = gbuf + 6 * (size_t)nrecv;
     /* 1: ghost velocity changes to the owners. */
-    for (size_t i = 0; i < nrecv; ++i) {
-        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
-        for (int k = 0; k < 3; ++k) {
-            gbuf[6 * i + k] = p->v[k][gi] - x->v0[k][g];
-            gbuf[6 * i + 3 + k] = p->w[k][gi] - x->v0[3 + k][g];
-        }
-    }
+    ghost_changes(x, p, 0, nrecv, gbuf, 0);
     GF_TRY(post_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
     GF_TRY(wait_rows(x));
-    for (size_t i = 0; i < nsend; ++i) {
-        size_t li = (size_t)x->send_idx[i];
-        for (int k = 0; k < 3; ++k) {
-            p->v[k][li] += obuf[6 * i + k];
-            p->w[k][li] += obuf[6 * i + 3 + k];
-        }
-    }
+    add_changes(x, p, 0, nsend, obuf);
     /* 2: the owners' velocities back to every ghost copy, in flight until _end. */
-    for (size_t i = 0; i < nsend; ++i) {
-        size_t li = (size_t)x->send_idx[i];
-        for (int k = 0; k < 3; ++k) {
-            obuf[6 * i + k] = p->v[k][li];
-            obuf[6 * i + 3 + k] = p->w[k][li];
-        }
-    }
+    owner_values(x, p, 0, nsend, obuf);
     GF_TRY(post_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
-    x->bytes_sent += (int64_t)(6 * (nrecv + nsend) * sizeof(double));
+    x->bytes_sent += (int64_t)(6 * (size_t)(nrecv + nsend) * sizeof(double));
     return GF_OK;
 }
 
 gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p) {
-    size_t nrecv = (size_t)x->recv_off[x->nnbr];
-    double *gbuf = x->buf;
     GF_TRY(wait_rows(x));
-    for (size_t i = 0; i < nrecv; ++i) {
-        size_t gi = (size_t)x->recv_idx[i];
-        for (int k = 0; k < 3; ++k) {
-            p->v[k][gi] = gbuf[6 * i + k];
-            p->w[k][gi] = gbuf[6 * i + 3 + k];
-        }
-    }
+    set_ghosts(x, p, 0, x->recv_off[x->nnbr], x->buf, 0);
     return gf_exchange_mark(x, p);
 }
 
@@ -608,22 +638,9 @@ gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue; /* periodic images here change nothing: their slot is the original's */
         double *out = x->pipe_out + pipe_offset(x, k);
-        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i, out += 6) {
-            size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
-            for (int d = 0; d < 3; ++d) {
-                out[d] = p->v[d][gi] - x->v0[d][g];
-                out[3 + d] = p->w[d][gi] - x->v0[3 + d][g];
-                x->v0[d][g] = p->v[d][gi];
-                x->v0[3 + d][g] = p->w[d][gi];
-            }
-        }
-        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i, out += 6) {
-            size_t li = (size_t)x->send_idx[i];
-            for (int d = 0; d < 3; ++d) {
-                out[d] = p->v[d][li];
-                out[3 + d] = p->w[d][li];
-            }
-        }
+        int nghost = x->recv_off[k + 1] - x->recv_off[k];
+        ghost_changes(x, p, x->recv_off[k], x->recv_off[k + 1], out, 1);
+        owner_values(x, p, x->send_off[k], x->send_off[k + 1], out + 6 * nghost);
         int len = pipe_length(x, k);
         MPI_TRY(MPI_Isend(x->pipe_out + pipe_offset(x, k), len, MPI_DOUBLE, x->nbr_rank[k],
                           TAG_PIPE, x->cart, &x->pipe_sreq[x->pipe_nsend++]));
@@ -656,20 +673,9 @@ gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue;
         const double *in = x->pipe_in + pipe_offset(x, k);
-        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i, in += 6) {
-            size_t li = (size_t)x->send_idx[i];
-            for (int d = 0; d < 3; ++d) {
-                p->v[d][li] += in[d];
-                p->w[d][li] += in[3 + d];
-            }
-        }
-        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i, in += 6) {
-            size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
-            for (int d = 0; d < 3; ++d) {
-                x->v0[d][g] = p->v[d][gi] = in[d];
-                x->v0[3 + d][g] = p->w[d][gi] = in[3 + d];
-            }
-        }
+        int nowned = x->send_off[k + 1] - x->send_off[k];
+        add_changes(x, p, x->send_off[k], x->send_off[k + 1], in);
+        set_ghosts(x, p, x->recv_off[k], x->recv_off[k + 1], in + 6 * nowned, 1);
     }
     return GF_OK;
 }
