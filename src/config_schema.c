@@ -412,6 +412,11 @@ static const gf_config_key keys[] = {
     {"Contact", "sort_every", GF_KEY_INTEGER, "20", "[0, 1e9]",
      "Steps between sorts of the particles into the order in which contact detection visits its "
      "cells, so that the solver reads the bodies in memory order; 0: never."},
+    {"Contact", "skin_fraction", GF_KEY_NUMBER, "1", "[0, 10]",
+     "The skin of the candidate pair list, in radii of the largest particle: the list holds the "
+     "pairs within the margin plus the skin and is searched again only when a particle has moved "
+     "by more than half of the skin (or the margin has grown into it) or a new particle came. "
+     "Results are the same with any skin, bit for bit; 0: a search every step."},
     {"Output", "progress_every", GF_KEY_INTEGER, "100", "[0, 1e15]",
      "Steps between progress lines; 0: none."},
     {"Output", "check_every", GF_KEY_INTEGER, "100", "[0, 1e15]",

@@ -531,120 +531,6 @@ static inline int solved_here(const gf_particles *p, size_t a, size_t b) {
     return 1;
 }
 
-void gf_linkcells_init(gf_linkcells *lc) {
-    memset(lc, 0, sizeof *lc);
-}
-
-void gf_linkcells_free(gf_linkcells *lc) {
-    free(lc->start);
-    free(lc->item);
-    free(lc->cell);
-    free(lc->pos);
-    free(lc->hit);
-    free(lc->points);
-    free(lc->tri);
-    gf_linkcells_init(lc);
-}
-
-/* Bins all particles into cells at least `h` wide by a counting sort, with a layer of empty
- * cells around the grid so that a cell's neighbours are fixed index offsets (no bounds tests in
- * the pair loop), and copies centres and radii in cell order (`pos`): the pair loop then reads
- * a neighbour cell's particles as one contiguous run instead of gathering them. */
-static gf_status linkcells_build(gf_linkcells *lc, const gf_particles *p, double h) {
-    size_t np = p->n_local + p->n_ghost;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    /* Without an exit in the loop (no branch per particle): x - x is NaN for an infinite or NaN
-     * x, and a NaN stays in the sum. */
-    double bad = 0.0;
-    for (int d = 0; d < 3; ++d) {
-        const double *x = p->x[d];
-        double l = INFINITY, u = -INFINITY;
-        for (size_t i = 0; i < np; ++i) {
-            l = x[i] < l ? x[i] : l;
-            u = x[i] > u ? x[i] : u;
-            bad += x[i] - x[i];
-        }
-        lo[d] = l;
-        hi[d] = u;
-    }
-    if (!isfinite(bad))
-        for (size_t i = 0; i < np; ++i)
-            if (!isfinite(p->x[0][i] + p->x[1][i] + p->x[2][i]))
-                return GF_ERROR(GF_ERR_NUMERIC, "particle %lld has a non-finite position",
-                                (long long)p->id[i]);
-    /* Never more cells than about 8 per particle: empty cells cost memory and a pass each in
-     * sparse or spread-out systems, but cells wider than the range cost candidate pairs (2 per
-     * particle made the channel demo's detection 25% slower). The padded grid has at least
-     * 27 cells, which the constant term always allows. */
-    double cap = 8.0 * (double)np + 64.0;
-    size_t ncells = 1;
-    for (;;) {
-        double total = 1.0;
-        for (int d = 0; d < 3; ++d) {
-            double n = floor((hi[d] - lo[d]) / h);
-            lc->dim[d] = n < 1.0 ? 1 : (n > 1e6 ? 1000000 : (int)n);
-            total *= lc->dim[d] + 2;
-        }
-        if (total <= cap) {
-            ncells = (size_t)total;
-            break;
-        }
-        h *= 1.26;
-    }
-    lc->h = h;
-    for (int d = 0; d < 3; ++d)
-        lc->lo[d] = lo[d];
-    if (ncells + 1 > lc->capcells) {
-        GF_TRY(gf_grow((void **)&lc->start, ncells + 1, sizeof *lc->start));
-        lc->capcells = ncells + 1;
-    }
-    if (np > lc->capitems) {
-        GF_TRY(gf_grow((void **)&lc->item, np, sizeof *lc->item));
-        GF_TRY(gf_grow((void **)&lc->cell, np, sizeof *lc->cell));
-        GF_TRY(gf_grow((void **)&lc->pos, np, sizeof *lc->pos));
-        lc->capitems = np;
-    }
-    lc->ncells = ncells;
-    const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
-    memset(lc->start, 0, (ncells + 1) * sizeof *lc->start);
-    double inv_h = 1.0 / h;
-    for (size_t i = 0; i < np; ++i) {
-        int ci[3];
-        for (int d = 0; d < 3; ++d) {
-            int k = (int)((p->x[d][i] - lo[d]) * inv_h);
-            ci[d] = 1 + (k < 0 ? 0 : (k >= lc->dim[d] ? lc->dim[d] - 1 : k));
-        }
-        int32_t c = (int32_t)(ci[2] * pxy + ci[1] * px + ci[0]);
-        lc->cell[i] = c;
-        lc->start[c + 1]++;
-    }
-    for (size_t c = 0; c < ncells; ++c)
-        lc->start[c + 1] += lc->start[c];
-    /* Shift the offsets up by one cell so start[c + 1] serves as the fill cursor of cell c;
-     * after filling it has advanced to the end of c, which is where cell c + 1 begins. */
-    for (size_t c = ncells; c > 0; --c)
-        lc->start[c] = lc->start[c - 1];
-    lc->start[0] = 0;
-    for (size_t i = 0; i < np; ++i) {
-        int32_t k = lc->start[lc->cell[i] + 1]++;
-        lc->item[k] = (int32_t)i;
-        lc->pos[k] = (gf_cell_point){{p->x[0][i], p->x[1][i], p->x[2][i]}, p->radius[i]};
-    }
-    return GF_OK;
-}
-
-/* The forward half of a cell's 26 neighbours (dz > 0, or dz = 0 and dy > 0, or dz = dy = 0 and
- * dx > 0) as offsets in the padded grid: with the cell itself, each unordered pair of
- * neighbouring cells is visited once. */
-static void half_shell(const gf_linkcells *lc, int32_t off[13]) {
-    const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
-    int k = 0;
-    for (int dz = 0; dz <= 1; ++dz)
-        for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
-            for (int dx = ((dz || dy) ? -1 : 1); dx <= 1; ++dx)
-                off[k++] = dz * pxy + dy * px + dx;
-}
-
 /* A candidate pair within reach: its contacts, if this rank solves it. The pair is ordered by
  * index so results do not depend on binning. */
 static inline gf_status candidate(const gf_particles *p, const gf_materials *m, int32_t ia,
@@ -662,56 +548,31 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     if (np == 0)
         return GF_OK;
     out->any_immovable = any_immovable(p, np);
-    double rmax = 0.0;
-    for (size_t i = 0; i < np; ++i)
-        rmax = p->radius[i] > rmax ? p->radius[i] : rmax;
-    /* Binning first: it refuses a non-finite centre, which no geometry query may meet. */
-    GF_TRY(linkcells_build(lc, p, 2.0 * rmax + margin));
+    /* The pair list first: it refuses a non-finite centre, which no geometry query may meet. */
+    GF_TRY(gf_linkcells_update(lc, p, margin));
     /* Contacts with the geometry first: the sweeps solve in contact order, and a Gauss-Seidel
      * sweep that meets the immovable supports (walls, obstacles) before the pairs carries their
      * reaction through a pile within the sweep. In the channel demo the deepest penetrations of
      * 20 sweeps fell by a third (median over steps 0.027% -> 0.019% of a radius). */
     for (size_t i = 0; i < p->n_local; ++i)
         GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
-    int32_t off[13];
-    half_shell(lc, off);
-    const int32_t *start = lc->start, *item = lc->item;
-    const gf_cell_point *pos = lc->pos;
-    /* Cell by occupied cell, in memory order of the sorted particles: the ranges of the
-     * occupied forward neighbours are found once per cell and serve each of its particles, and
-     * a particle's hits are recorded without a branch (most candidates miss, at random: a
-     * branch per candidate mispredicts often). */
-    for (int32_t a0 = 0; a0 < (int32_t)np;) {
-        int32_t c = lc->cell[item[a0]], a1 = start[c + 1];
-        /* Range 0 is the rest of the cell itself (set per particle), then its neighbours. */
-        int32_t rb[14][2], nr = 1;
-        size_t len = (size_t)(a1 - a0);
-        for (int k = 0; k < 13; ++k) {
-            int32_t s0 = start[c + off[k]], s1 = start[c + off[k] + 1];
-            rb[nr][0] = s0;
-            rb[nr][1] = s1;
-            nr += s0 < s1;
-            len += (size_t)(s1 - s0);
-        }
-        GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, len, sizeof *lc->hit));
-        int32_t *hit = lc->hit;
-        rb[0][1] = a1;
-        for (int32_t a = a0; a < a1; ++a) {
-            const gf_cell_point pa = pos[a];
-            rb[0][0] = a + 1;
-            size_t nh = 0;
-            for (int32_t r = 0; r < nr; ++r)
-                for (int32_t b = rb[r][0]; b < rb[r][1]; ++b) {
-                    double e0 = pa.x[0] - pos[b].x[0], e1 = pa.x[1] - pos[b].x[1],
-                           e2 = pa.x[2] - pos[b].x[2], reach = pa.r + pos[b].r + margin;
-                    hit[nh] = b;
-                    nh += e0 * e0 + e1 * e1 + e2 * e2 < reach * reach;
-                }
-            for (size_t h = 0; h < nh; ++h)
-                GF_TRY(candidate(p, m, item[a], item[hit[h]], margin, lc, out));
-        }
-        a0 = a1;
+    /* The listed pairs within reach, in the list's order (by first index, then second), found
+     * without a branch per pair (most of the skin's pairs miss, at random), then their
+     * contacts. */
+    GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, lc->npair, sizeof *lc->hit));
+    const int32_t *pa = lc->pa, *pb = lc->pb;
+    const gf_cell_point *now = lc->now;
+    int32_t *hit = lc->hit;
+    size_t nh = 0;
+    for (size_t k = 0; k < lc->npair; ++k) {
+        const gf_cell_point a = now[pa[k]], b = now[pb[k]];
+        double e0 = a.x[0] - b.x[0], e1 = a.x[1] - b.x[1], e2 = a.x[2] - b.x[2],
+               reach = a.r + b.r + margin;
+        hit[nh] = (int32_t)k;
+        nh += e0 * e0 + e1 * e1 + e2 * e2 < reach * reach;
     }
+    for (size_t h = 0; h < nh; ++h)
+        GF_TRY(candidate(p, m, pa[hit[h]], pb[hit[h]], margin, lc, out));
     return GF_OK;
 }
 

@@ -28,6 +28,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     sim->dt = 1e-4;
     sim->check_every = 100;
     sim->sort_every = GF_SIM_SORT_EVERY;
+    sim->skin_fraction = GF_SIM_SKIN_FRACTION;
     sim->per_pair = 1;
     sim->pipelined = 1;
     for (int d = 0; d < 3; ++d) {
@@ -224,6 +225,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     GF_TRY(gf_config_get_long(cb, "sort_every", GF_SIM_SORT_EVERY, &sim->sort_every));
     GF_TRY(gf_config_get_bool(cb, "per_pair", sim->per_pair, &sim->per_pair));
     GF_TRY(gf_config_check_range(cb, "sort_every", (double)sim->sort_every, 0, 1e9));
+    GF_TRY(gf_config_get_double(cb, "skin_fraction", sim->skin_fraction, &sim->skin_fraction));
+    GF_TRY(gf_config_check_range(cb, "skin_fraction", sim->skin_fraction, 0.0, 10.0));
 
     gf_config_block *ob = gf_config_section(root, "Output");
     if (!ob)
@@ -657,6 +660,7 @@ gf_status gf_sim_step(gf_sim *sim) {
     c->spec_dt = sim->dt;
     for (int d = 0; d < 3; ++d)
         c->spec_gdt[d] = sim->dt * sim->gravity[d];
+    sim->cells.skin = sim->skin_fraction * sim->max_radius;
     gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials, sim->margin,
                                      &sim->cells, c);
     gf_timer_stop(tm, GF_TIMER_DETECT);
@@ -970,15 +974,18 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[9] = {(int64_t)sim->particles.n_local,
-                         sim->stepped_particles,
-                         rf->solved,
-                         rf->touching,
-                         rf->loaded,
-                         sim->outflow.left_box,
-                         sim->promoted_contacts,
-                         sim->total_blocks[0],
-                         sim->total_blocks[1]};
+    int64_t counts[12] = {(int64_t)sim->particles.n_local,
+                          sim->stepped_particles,
+                          rf->solved,
+                          rf->touching,
+                          rf->loaded,
+                          sim->outflow.left_box,
+                          sim->promoted_contacts,
+                          sim->total_blocks[0],
+                          sim->total_blocks[1],
+                          sim->cells.builds,
+                          sim->cells.renames,
+                          sim->cells.updates};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
@@ -986,7 +993,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 9, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 12, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -1040,6 +1047,11 @@ void gf_sim_print_summary(gf_sim *sim) {
     gf_log_info("  contacts per step: %.1f solved, %.1f touching (gap <= 0), %.1f loaded "
                 "(normal impulse > 0)",
                 (double)counts[2] / steps, (double)counts[3] / steps, (double)counts[4] / steps);
+    if (counts[11] > 0)
+        gf_log_info("  candidate pairs (skin %.3g radii): searched for at %.1f%% of the steps, the "
+                    "list renamed at %.1f%%, kept at the others",
+                    sim->skin_fraction, 100.0 * (double)counts[9] / (double)counts[11],
+                    100.0 * (double)counts[10] / (double)counts[11]);
     if (sim->per_pair)
         gf_log_info("  near pairs the solved velocities would close, added after the solve: %.3g "
                     "per step",

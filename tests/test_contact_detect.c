@@ -399,11 +399,141 @@ static void test_spatial_sort(void **state) {
     gf_particles_free(&ref);
 }
 
+/* The contacts of two detections, the same in content and order, bit for bit. */
+static void check_identical(const gf_contacts *x, const gf_contacts *y) {
+    assert_int_equal(x->count, y->count);
+    for (size_t j = 0; j < x->count; ++j) {
+        assert_int_equal(x->i1[j], y->i1[j]);
+        assert_int_equal(x->i2[j], y->i2[j]);
+        assert_true(x->gap[j] == y->gap[j]);
+        for (int d = 0; d < 3; ++d)
+            assert_true(x->n[d][j] == y->n[d][j]);
+    }
+}
+
+/* A pair list kept between detections (with a skin) gives what a search from scratch gives,
+ * in the same order, while the particles random-walk, now and then some leave (the last
+ * particle takes a leaver's place) and the particles are sorted anew: every step the same
+ * contacts as a fresh workspace without skin and as the all-pairs search. The list is searched
+ * again only every few steps and renamed after removals and sorts. */
+static void test_pair_list_reuse(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    gf_particles p;
+    const double rmax = 0.03, margin = 0.004;
+    random_system(&p, 4242, 2500, 0, 1.0, 0.01, rmax);
+    gf_linkcells kept;
+    gf_linkcells_init(&kept);
+    kept.skin = 0.5 * rmax;
+    gf_contacts a, b, c;
+    gf_contacts_init(&a);
+    gf_contacts_init(&b);
+    gf_contacts_init(&c);
+    uint64_t rng = 99;
+    const int steps = 60;
+    for (int step = 0; step < steps; ++step) {
+        gf_linkcells fresh;
+        gf_linkcells_init(&fresh);
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &kept, &a));
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &fresh, &b));
+        GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, margin, &c));
+        assert_true(a.count > 500);
+        check_identical(&a, &b);
+        check_same(&p, &a, &c);
+        gf_linkcells_free(&fresh);
+        /* A random walk of up to a tenth of the skin per step and axis. */
+        for (size_t i = 0; i < p.n_local; ++i)
+            for (int d = 0; d < 3; ++d)
+                p.x[d][i] += gf_test_uniform(&rng, -0.05, 0.05) * rmax;
+        if (step % 7 == 3)
+            for (int k = 0; k < 5; ++k)
+                gf_particles_remove(&p, (size_t)gf_test_uniform(&rng, 0, (double)p.n_local - 1));
+        if (step % 20 == 10)
+            GF_ASSERT_OK(gf_particles_sort(&p, 2.0 * rmax));
+    }
+    assert_true(kept.builds > 2 && kept.builds < steps / 3);
+    assert_true(kept.renames >= 8);
+    assert_int_equal(kept.updates, steps);
+    gf_contacts_free(&a);
+    gf_contacts_free(&b);
+    gf_contacts_free(&c);
+    gf_linkcells_free(&kept);
+    gf_particles_free(&p);
+}
+
+/* Two spheres approaching head-on, each by a quarter of the skin per step, starting just
+ * beyond the list's reach: the pair must be a contact as soon as its gap is within the margin,
+ * although neither sphere alone has moved by the skin yet (both moves count), and a new
+ * particle is found at once. */
+static void test_pair_list_head_on(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    const double r = 0.01, margin = 0.001, skin = 0.004, step = 0.25 * skin;
+    gf_particles p;
+    gf_particles_init(&p);
+    double gap0 = margin + skin + 1e-6;
+    for (int k = 0; k < 2; ++k) {
+        gf_particle rec;
+        double x[3] = {k ? r + 0.5 * gap0 : -r - 0.5 * gap0, 0.0, 0.0};
+        gf_particle_make_sphere(&rec, k, x, r, 1000.0, 0);
+        GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    }
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    lc.skin = skin;
+    gf_contacts c;
+    gf_contacts_init(&c);
+    int found = 0;
+    for (int k = 0; k < 8; ++k) {
+        double gap = p.x[0][1] - p.x[0][0] - 2.0 * r;
+        GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+        assert_int_equal(c.count, gap < margin ? 1 : 0);
+        found += (int)c.count;
+        p.x[0][0] += step;
+        p.x[0][1] -= step;
+    }
+    assert_true(found > 0);
+    /* A third sphere touching the first: a new particle, found although nothing moved. */
+    gf_particle rec;
+    double x[3] = {p.x[0][0], 2.0 * r, 0.0};
+    gf_particle_make_sphere(&rec, 7, x, r, 1000.0, 0);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    long builds = lc.builds;
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    gf_contacts ref;
+    gf_contacts_init(&ref);
+    GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, margin, &ref));
+    check_same(&p, &c, &ref);
+    assert_int_equal(lc.builds, builds + 1);
+    /* A workspace reused for particles of other sizes (same ids, same places) searches again:
+     * a far sphere grown to reach the others is in contact with them. */
+    double far[3] = {0.0, 20.0 * r, 0.0};
+    gf_particle_make_sphere(&rec, 8, far, r, 1000.0, 0);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    p.radius[3] = 20.0 * r;
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, margin, &ref));
+    assert_true(ref.count > 2);
+    check_same(&p, &c, &ref);
+    gf_contacts_free(&ref);
+    gf_contacts_free(&c);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spatial_sort),        cmocka_unit_test(test_speculation_partition),
         cmocka_unit_test(test_matches_brute_force), cmocka_unit_test(test_contact_frame),
         cmocka_unit_test(test_nonfinite_position),  cmocka_unit_test(test_frame_every_direction),
+        cmocka_unit_test(test_pair_list_reuse),     cmocka_unit_test(test_pair_list_head_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "granflow/collide.h"
 #include "granflow/error.h"
 #include "granflow/geometry.h"
+#include "granflow/linkcells.h"
 #include "granflow/material.h"
 #include "granflow/particles.h"
 
@@ -44,37 +45,9 @@ typedef struct {
     double *near_n[3];
 } gf_contacts;
 
-/* A particle's centre and radius, copied in cell order for the pair search. */
-typedef struct {
-    double x[3], r;
-} gf_cell_point;
-
-/* Link-cell workspace, kept between steps to avoid reallocation. The grid has dim cells of size
- * h from lo, inside a layer of empty cells (dim + 2 along each axis). */
-typedef struct {
-    double lo[3], h;
-    int dim[3];
-    size_t ncells, capcells, capitems;
-    int32_t *start;     /* ncells + 1 offsets into item */
-    int32_t *item;      /* particle indices sorted by cell */
-    int32_t *cell;      /* cell of each particle */
-    gf_cell_point *pos; /* centres and radii in item order */
-    int32_t *hit;       /* the candidates within reach of one particle (indices into item) */
-    size_t caphit;
-    /* Contact points of one pair of non-spherical bodies (gf_collide's buffer). */
-    gf_contact_point *points;
-    int cappoints;
-    /* Candidate triangles of one mesh query. */
-    int32_t *tri;
-    size_t captri;
-} gf_linkcells;
-
 void gf_contacts_init(gf_contacts *c);
 void gf_contacts_free(gf_contacts *c);
 void gf_contacts_clear(gf_contacts *c);
-
-void gf_linkcells_init(gf_linkcells *lc);
-void gf_linkcells_free(gf_linkcells *lc);
 
 /* Finds every contact among local and ghost particles and with the walls and obstacles with
  * gap < margin that this rank solves: pairs of two ghosts are skipped, and a pair of an owned
