@@ -225,20 +225,60 @@ static inline size_t id_slot(int64_t id, size_t mask) {
     return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 17) & mask;
 }
 
-/* The particles are the list's, in another order or with some gone (removals, migration, a
- * sort): the list and its reference renamed to the new indices, the pairs of the gone dropped.
- * 0 (nothing changed) when a particle is new or an id appears twice (periodic images of one
- * particle on this rank): then the list must be built. */
+/* New particles a renaming adds to the list itself (each tested against every particle); with
+ * more a search is cheaper. */
+#define GF_LINKCELLS_MAX_NEW 16
+
+/* Adds the pairs of the new particles (isnew) to the list. The list must keep its promise: a
+ * pair left out is still more than r_a + r_b + margin apart while no particle has moved by more
+ * than dmax from its reference and 2 dmax + margin <= built_range. A new particle's reference is
+ * where it is now; an old particle b has already moved by s_b = |x_b - ref_b|, so a pair of a
+ * new a and an old b is left out only when it is at least r_a + r_b + built_range + s_b apart:
+ * later its distance has shrunk by at most d_a + (d_b + s_b), and the promise holds. */
+static gf_status add_new_pairs(gf_linkcells *lc, const gf_particles *p, size_t np,
+                               const int32_t *fresh, int nfresh, const uint8_t *isnew) {
+    const gf_cell_point *ref = lc->now; /* the renamed reference, not yet swapped in */
+    const double range = lc->built_range;
+    for (int f = 0; f < nfresh; ++f) {
+        int32_t a = fresh[f];
+        const gf_cell_point pa = ref[a];
+        GF_TRY(pairs_reserve(lc, lc->npair + np));
+        for (size_t b = 0; b < np; ++b) {
+            if ((int32_t)b == a || (isnew[b] && (int32_t)b < a))
+                continue;
+            double xb[3] = {p->x[0][b], p->x[1][b], p->x[2][b]};
+            double s0 = xb[0] - ref[b].x[0], s1 = xb[1] - ref[b].x[1], s2 = xb[2] - ref[b].x[2];
+            double e0 = pa.x[0] - xb[0], e1 = pa.x[1] - xb[1], e2 = pa.x[2] - xb[2];
+            double reach = pa.r + ref[b].r + range + sqrt(s0 * s0 + s1 * s1 + s2 * s2);
+            if (e0 * e0 + e1 * e1 + e2 * e2 < reach * reach) {
+                lc->pa[lc->npair] = a < (int32_t)b ? a : (int32_t)b;
+                lc->pb[lc->npair++] = a < (int32_t)b ? (int32_t)b : a;
+            }
+        }
+    }
+    return GF_OK;
+}
+
+/* The particles are the list's, in another order, with some gone (removals, migration, a sort)
+ * or a few new (inflow, a ghost that came into range): the list and its reference renamed to
+ * the new indices, the pairs of the gone dropped and those of the new added. 0 (nothing
+ * changed) when many are new or an id appears twice (periodic images of one particle on this
+ * rank): then the list must be built. */
 static gf_status rename_list(gf_linkcells *lc, const gf_particles *p, size_t np, int *renamed) {
     *renamed = 0;
     size_t nref = lc->nref;
-    if (np > nref)
+    if (np > nref + GF_LINKCELLS_MAX_NEW)
         return GF_OK;
     size_t tsize = 16;
     while (tsize < 2 * nref)
         tsize *= 2;
-    GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, tsize + nref, sizeof *lc->map));
+    /* The id table, the new index of each old particle, and which particles are new. */
+    size_t words = tsize + nref + (np + sizeof(int32_t) - 1) / sizeof(int32_t);
+    GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, words, sizeof *lc->map));
     int32_t *table = lc->map, *newof = lc->map + tsize;
+    uint8_t *isnew = (uint8_t *)(newof + nref);
+    int32_t fresh[GF_LINKCELLS_MAX_NEW];
+    int nfresh = 0;
     for (size_t s = 0; s < tsize; ++s)
         table[s] = -1;
     const size_t mask = tsize - 1;
@@ -251,13 +291,21 @@ static gf_status rename_list(gf_linkcells *lc, const gf_particles *p, size_t np,
         newof[o] = -1;
     }
     /* The reference moves to the new order in `now` (filled again by the caller). */
-    GF_TRY(gf_reserve((void **)&lc->now, &lc->capnow, nref, sizeof *lc->now));
+    GF_TRY(gf_reserve((void **)&lc->now, &lc->capnow, np, sizeof *lc->now));
     for (size_t i = 0; i < np; ++i) {
         size_t s = id_slot(p->id[i], mask);
         for (; table[s] >= 0 && lc->ref_id[table[s]] != p->id[i]; s = (s + 1) & mask)
             ;
         int32_t o = table[s];
-        if (o < 0 || newof[o] >= 0)
+        isnew[i] = o < 0;
+        if (o < 0) {
+            if (nfresh == GF_LINKCELLS_MAX_NEW)
+                return GF_OK;
+            fresh[nfresh++] = (int32_t)i;
+            lc->now[i] = (gf_cell_point){{p->x[0][i], p->x[1][i], p->x[2][i]}, p->radius[i]};
+            continue;
+        }
+        if (newof[o] >= 0)
             return GF_OK;
         newof[o] = (int32_t)i;
         lc->now[i] = lc->ref[o];
@@ -270,12 +318,14 @@ static gf_status rename_list(gf_linkcells *lc, const gf_particles *p, size_t np,
         n += a >= 0 && b >= 0;
     }
     lc->npair = n;
+    GF_TRY(add_new_pairs(lc, p, np, fresh, nfresh, isnew));
     gf_cell_point *ref = lc->ref;
     size_t cap = lc->capref;
     lc->ref = lc->now;
     lc->capref = lc->capnow;
     lc->now = ref;
     lc->capnow = cap;
+    GF_TRY(gf_reserve((void **)&lc->ref_id, &lc->capref_id, np, sizeof *lc->ref_id));
     if (np > 0)
         memcpy(lc->ref_id, p->id, np * sizeof *lc->ref_id);
     lc->nref = np;
@@ -289,8 +339,12 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
     size_t np = p->n_local + p->n_ghost;
     lc->updates++;
     int usable = lc->built;
-    if (usable && (np != lc->nref || memcmp(p->id, lc->ref_id, np * sizeof *p->id) != 0))
-        GF_TRY(rename_list(lc, p, np, &usable));
+    /* Without a skin only an unchanged system keeps the list: a renaming would be wasted. */
+    if (usable && (np != lc->nref || memcmp(p->id, lc->ref_id, np * sizeof *p->id) != 0)) {
+        usable = 0;
+        if (lc->skin > 0.0)
+            GF_TRY(rename_list(lc, p, np, &usable));
+    }
     GF_TRY(gf_reserve((void **)&lc->now, &lc->capnow, np, sizeof *lc->now));
     /* This step's centres, and how far they are from the reference: without an exit in the loop
      * (no branch per particle); x - x is NaN for an infinite or NaN x, and a NaN stays in the

@@ -433,6 +433,7 @@ static void test_pair_list_reuse(void **state) {
     gf_contacts_init(&b);
     gf_contacts_init(&c);
     uint64_t rng = 99;
+    int64_t next_id = 100000;
     const int steps = 60;
     for (int step = 0; step < steps; ++step) {
         gf_linkcells fresh;
@@ -453,6 +454,18 @@ static void test_pair_list_reuse(void **state) {
                 gf_particles_remove(&p, (size_t)gf_test_uniform(&rng, 0, (double)p.n_local - 1));
         if (step % 20 == 10)
             GF_ASSERT_OK(gf_particles_sort(&p, 2.0 * rmax));
+        /* Newcomers: two touching each other now and then (renamed in), twenty once (a
+         * search). */
+        int come = step % 5 == 1 ? 2 : (step == 33 ? 20 : 0);
+        double x[3];
+        for (int k = 0; k < come; ++k) {
+            gf_particle rec;
+            for (int d = 0; d < 3; ++d)
+                x[d] = k % 2 ? x[d] + (d == 0 ? 1.9 * rmax : 0.0) : gf_test_uniform(&rng, 0, 1);
+            gf_particle_make_sphere(&rec, next_id++, x,
+                                    k % 2 ? rmax : gf_test_uniform(&rng, 0.01, rmax), 1000.0, 0);
+            GF_ASSERT_OK(gf_particles_add(&p, &rec));
+        }
     }
     assert_true(kept.builds > 2 && kept.builds < steps / 3);
     assert_true(kept.renames >= 8);
@@ -499,18 +512,21 @@ static void test_pair_list_head_on(void **state) {
         p.x[0][1] -= step;
     }
     assert_true(found > 0);
-    /* A third sphere touching the first: a new particle, found although nothing moved. */
+    /* A third sphere touching the first: a new particle, found although nothing moved, by the
+     * renaming (no search). */
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c)); /* the last move's list */
     gf_particle rec;
     double x[3] = {p.x[0][0], 2.0 * r, 0.0};
     gf_particle_make_sphere(&rec, 7, x, r, 1000.0, 0);
     GF_ASSERT_OK(gf_particles_add(&p, &rec));
-    long builds = lc.builds;
+    long builds = lc.builds, renames = lc.renames;
     GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
     gf_contacts ref;
     gf_contacts_init(&ref);
     GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, margin, &ref));
     check_same(&p, &c, &ref);
-    assert_int_equal(lc.builds, builds + 1);
+    assert_int_equal(lc.builds, builds);
+    assert_int_equal(lc.renames, renames + 1);
     /* A workspace reused for particles of other sizes (same ids, same places) searches again:
      * a far sphere grown to reach the others is in contact with them. */
     double far[3] = {0.0, 20.0 * r, 0.0};
@@ -528,12 +544,59 @@ static void test_pair_list_head_on(void **state) {
     gf_particles_free(&p);
 }
 
+/* A particle that comes while the list is kept (inflow, a ghost coming into range) joins it
+ * with every pair it may form before the next search: here an old sphere first moved away from
+ * where the new one appears, just beyond the list's reach of it, then both move towards each
+ * other as far as the list allows. They meet within the margin, and the contact is found. */
+static void test_pair_list_new_particle(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    const double r = 0.01, margin = 0.001, skin = 0.004, s = 0.45 * skin;
+    gf_particles p;
+    gf_particles_init(&p);
+    gf_particle rec;
+    const double o[3] = {0.0, 0.0, 0.0}, far[3] = {0.0, 100.0 * r, 0.0};
+    gf_particle_make_sphere(&rec, 0, o, r, 1000.0, 0);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    gf_particle_make_sphere(&rec, 1, far, r, 1000.0, 0);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    lc.skin = skin;
+    gf_contacts c, ref;
+    gf_contacts_init(&c);
+    gf_contacts_init(&ref);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    p.x[0][0] = -s;
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    const double x[3] = {-s + 2.0 * r + margin + skin + 1e-7, 0.0, 0.0};
+    gf_particle_make_sphere(&rec, 2, x, r, 1000.0, 0);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    assert_int_equal(c.count, 0);
+    p.x[0][0] = s;
+    p.x[0][2] -= s;
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    GF_ASSERT_OK(gf_contact_detect_brute(&p, &w, &m, margin, &ref));
+    assert_int_equal(ref.count, 1);
+    check_same(&p, &c, &ref);
+    assert_int_equal(lc.builds, 1); /* all of it with the first list */
+    gf_contacts_free(&ref);
+    gf_contacts_free(&c);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spatial_sort),        cmocka_unit_test(test_speculation_partition),
-        cmocka_unit_test(test_matches_brute_force), cmocka_unit_test(test_contact_frame),
-        cmocka_unit_test(test_nonfinite_position),  cmocka_unit_test(test_frame_every_direction),
-        cmocka_unit_test(test_pair_list_reuse),     cmocka_unit_test(test_pair_list_head_on),
+        cmocka_unit_test(test_spatial_sort),           cmocka_unit_test(test_speculation_partition),
+        cmocka_unit_test(test_matches_brute_force),    cmocka_unit_test(test_contact_frame),
+        cmocka_unit_test(test_nonfinite_position),     cmocka_unit_test(test_frame_every_direction),
+        cmocka_unit_test(test_pair_list_reuse),        cmocka_unit_test(test_pair_list_head_on),
+        cmocka_unit_test(test_pair_list_new_particle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

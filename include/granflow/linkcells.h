@@ -6,7 +6,7 @@
  * shrank leave, every pair within the margin is still in the list, and the binning and the
  * cell search are skipped: a step only tests the listed pairs. A change of the particle arrays
  * (removals, a new order) keeps the list when every particle is still there, its indices
- * renamed; a new particle rebuilds it.
+ * renamed, and a few new particles join it (more: a new search).
  *
  * The list is sorted by the pair's first index, then its second: the pairs within reach come
  * out in that order whatever the list held, so detection, and the simulation, give the same
