@@ -56,9 +56,6 @@ static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, doub
         }
         h *= 1.26;
     }
-    lc->h = h;
-    for (int d = 0; d < 3; ++d)
-        lc->lo[d] = lo[d];
     if (ncells + 1 > lc->capcells) {
         GF_TRY(gf_grow((void **)&lc->start, ncells + 1, sizeof *lc->start));
         lc->capcells = ncells + 1;
@@ -69,7 +66,6 @@ static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, doub
         GF_TRY(gf_grow((void **)&lc->pos, np, sizeof *lc->pos));
         lc->capitems = np;
     }
-    lc->ncells = ncells;
     const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
     memset(lc->start, 0, (ncells + 1) * sizeof *lc->start);
     double inv_h = 1.0 / h;
@@ -339,10 +335,11 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
     size_t np = p->n_local + p->n_ghost;
     lc->updates++;
     int usable = lc->built;
+    const double skin = lc->skin > 0.0 && isfinite(lc->skin) ? lc->skin : 0.0;
     /* Without a skin only an unchanged system keeps the list: a renaming would be wasted. */
     if (usable && (np != lc->nref || memcmp(p->id, lc->ref_id, np * sizeof *p->id) != 0)) {
         usable = 0;
-        if (lc->skin > 0.0)
+        if (skin > 0.0)
             GF_TRY(rename_list(lc, p, np, &usable));
     }
     GF_TRY(gf_reserve((void **)&lc->now, &lc->capnow, np, sizeof *lc->now));
@@ -378,6 +375,5 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
     double slack = 0x1p-40 * xmax + 1e-9 * lc->built_range;
     if (usable && !resized && 2.0 * sqrt(d2max) + margin + slack <= lc->built_range)
         return GF_OK;
-    double skin = lc->skin > 0.0 && isfinite(lc->skin) ? lc->skin : 0.0;
     return build(lc, p, np, margin + skin);
 }

@@ -1048,8 +1048,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                 "(normal impulse > 0)",
                 (double)counts[2] / steps, (double)counts[3] / steps, (double)counts[4] / steps);
     if (counts[11] > 0)
-        gf_log_info("  candidate pairs (skin %.3g radii): searched for at %.1f%% of the steps, the "
-                    "list renamed at %.1f%%, kept at the others",
+        gf_log_info("  candidate pairs (skin %.3g radii): the link cells searched at %.1f%% of "
+                    "the steps; the list renamed after a change of the particle arrays at %.1f%% "
+                    "(some of them searched after all)",
                     sim->skin_fraction, 100.0 * (double)counts[9] / (double)counts[11],
                     100.0 * (double)counts[10] / (double)counts[11]);
     if (sim->per_pair)

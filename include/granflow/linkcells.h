@@ -27,11 +27,10 @@ typedef struct {
 } gf_cell_point;
 
 /* Detection workspace, kept between steps: the link cells, the pair list and buffers. The grid
- * has dim cells of size h from lo, inside a layer of empty cells (dim + 2 along each axis). */
+ * of the last search has dim cells, inside a layer of empty cells (dim + 2 along each axis). */
 typedef struct {
-    double lo[3], h;
     int dim[3];
-    size_t ncells, capcells, capitems;
+    size_t capcells, capitems;
     int32_t *start;     /* ncells + 1 offsets into item */
     int32_t *item;      /* particle indices sorted by cell */
     int32_t *cell;      /* cell of each particle */
