@@ -1,5 +1,6 @@
 #include "granflow/exchange.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,7 @@ void gf_exchange_free(gf_exchange *x) {
     free(x->buf);
     free(x->pipe_out);
     free(x->pipe_in);
+    free(x->pipe_sent);
     memset(x, 0, sizeof *x);
 }
 
@@ -487,7 +489,7 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
     return register_ghosts(x, p);
 }
 
-gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
+static gf_status mark_ghosts(gf_exchange *x, const gf_particles *p) {
     if (p->n_ghost == 0)
         return GF_OK;
     if (p->n_ghost > x->cap_v0) {
@@ -500,6 +502,13 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
         memcpy(x->v0[3 + k], p->w[k] + p->n_local, p->n_ghost * sizeof(double));
     }
     return GF_OK;
+}
+
+gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
+    /* The velocities changed here (new ghosts, a step's free velocities): the pipelined
+     * messages send every row until a synchronisation tells what the neighbours hold. */
+    x->pipe_sent_valid = 0;
+    return mark_ghosts(x, p);
 }
 
 /* With every neighbour k at once: posts the receipt of its rows recv_off[k] .. recv_off[k+1] - 1
@@ -528,55 +537,70 @@ static gf_status wait_rows(gf_exchange *x) {
  * mark (and, with `mark`, marked again), the owners' velocities, the changes added onto the
  * owners, the owners' velocities set into the ghosts. Both the synchronisation and its
  * pipelined form are made of these. */
-static void ghost_changes(gf_exchange *x, const gf_particles *p, int from, int to, double *out,
-                          int mark) {
-    for (int i = from; i < to; ++i, out += 6) {
-        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
-        for (int d = 0; d < 3; ++d) {
-            out[d] = p->v[d][gi] - x->v0[d][g];
-            out[3 + d] = p->w[d][gi] - x->v0[3 + d][g];
-            if (mark) {
-                x->v0[d][g] = p->v[d][gi];
-                x->v0[3 + d][g] = p->w[d][gi];
-            }
+static inline void ghost_change_row(gf_exchange *x, const gf_particles *p, int i, double *out,
+                                    int mark) {
+    size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+    for (int d = 0; d < 3; ++d) {
+        out[d] = p->v[d][gi] - x->v0[d][g];
+        out[3 + d] = p->w[d][gi] - x->v0[3 + d][g];
+        if (mark) {
+            x->v0[d][g] = p->v[d][gi];
+            x->v0[3 + d][g] = p->w[d][gi];
         }
     }
+}
+
+static inline void owner_value_row(const gf_exchange *x, const gf_particles *p, int i,
+                                   double *out) {
+    size_t li = (size_t)x->send_idx[i];
+    for (int d = 0; d < 3; ++d) {
+        out[d] = p->v[d][li];
+        out[3 + d] = p->w[d][li];
+    }
+}
+
+static inline void add_change_row(const gf_exchange *x, gf_particles *p, int i, const double *in) {
+    size_t li = (size_t)x->send_idx[i];
+    for (int d = 0; d < 3; ++d) {
+        p->v[d][li] += in[d];
+        p->w[d][li] += in[3 + d];
+    }
+}
+
+static inline void set_ghost_row(gf_exchange *x, gf_particles *p, int i, const double *in,
+                                 int mark) {
+    size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
+    for (int d = 0; d < 3; ++d) {
+        p->v[d][gi] = in[d];
+        p->w[d][gi] = in[3 + d];
+        if (mark) {
+            x->v0[d][g] = in[d];
+            x->v0[3 + d][g] = in[3 + d];
+        }
+    }
+}
+
+static void ghost_changes(gf_exchange *x, const gf_particles *p, int from, int to, double *out,
+                          int mark) {
+    for (int i = from; i < to; ++i, out += 6)
+        ghost_change_row(x, p, i, out, mark);
 }
 
 static void owner_values(const gf_exchange *x, const gf_particles *p, int from, int to,
                          double *out) {
-    for (int i = from; i < to; ++i, out += 6) {
-        size_t li = (size_t)x->send_idx[i];
-        for (int d = 0; d < 3; ++d) {
-            out[d] = p->v[d][li];
-            out[3 + d] = p->w[d][li];
-        }
-    }
+    for (int i = from; i < to; ++i, out += 6)
+        owner_value_row(x, p, i, out);
 }
 
 static void add_changes(const gf_exchange *x, gf_particles *p, int from, int to, const double *in) {
-    for (int i = from; i < to; ++i, in += 6) {
-        size_t li = (size_t)x->send_idx[i];
-        for (int d = 0; d < 3; ++d) {
-            p->v[d][li] += in[d];
-            p->w[d][li] += in[3 + d];
-        }
-    }
+    for (int i = from; i < to; ++i, in += 6)
+        add_change_row(x, p, i, in);
 }
 
 static void set_ghosts(gf_exchange *x, gf_particles *p, int from, int to, const double *in,
                        int mark) {
-    for (int i = from; i < to; ++i, in += 6) {
-        size_t gi = (size_t)x->recv_idx[i], g = gi - p->n_local;
-        for (int d = 0; d < 3; ++d) {
-            p->v[d][gi] = in[d];
-            p->w[d][gi] = in[3 + d];
-            if (mark) {
-                x->v0[d][g] = in[d];
-                x->v0[3 + d][g] = in[3 + d];
-            }
-        }
-    }
+    for (int i = from; i < to; ++i, in += 6)
+        set_ghost_row(x, p, i, in, mark);
 }
 
 static gf_status pipe_wait_sends(gf_exchange *x);
@@ -591,8 +615,13 @@ gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
     GF_TRY(post_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
     GF_TRY(wait_rows(x));
     add_changes(x, p, 0, nsend, obuf);
-    /* 2: the owners' velocities back to every ghost copy, in flight until _end. */
+    /* 2: the owners' velocities back to every ghost copy, in flight until _end; what the
+     * neighbours then hold, for the pipelined messages. */
     owner_values(x, p, 0, nsend, obuf);
+    GF_TRY(gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent, 6 * (size_t)nsend + 1,
+                      sizeof(double)));
+    memcpy(x->pipe_sent, obuf, 6 * (size_t)nsend * sizeof(double));
+    x->pipe_sent_valid = 1;
     GF_TRY(post_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
     x->bytes_sent += (int64_t)(6 * (size_t)(nrecv + nsend) * sizeof(double));
     return GF_OK;
@@ -601,7 +630,7 @@ gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
 gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p) {
     GF_TRY(wait_rows(x));
     set_ghosts(x, p, 0, x->recv_off[x->nnbr], x->buf, 0);
-    return gf_exchange_mark(x, p);
+    return mark_ghosts(x, p);
 }
 
 gf_status gf_exchange_sync(gf_exchange *x, gf_particles *p) {
@@ -613,14 +642,19 @@ int gf_exchange_pipe_ready(const gf_exchange *x) {
     return x->ncolors == 2;
 }
 
-/* Neighbour k's message: 6 doubles per row it holds of mine and per row I hold of its, at the
- * same place in the outgoing and incoming buffers. */
+/* Neighbour k's pipelined message holds only the rows that say something: a count of ghost
+ * changes and one of owner values, then an entry of 7 doubles per row (its place among the rows
+ * of k, then v and w): the changes that are not zero, and the owned rows whose velocities the
+ * neighbour does not hold yet (changed since they were last sent to it, or changed by it). Late
+ * in a solve few bodies near the boundary still change, and short messages travel eagerly where
+ * full ones wait for a rendezvous. Room for every row, at the same place in the outgoing and
+ * incoming buffers. */
 static size_t pipe_offset(const gf_exchange *x, int k) {
-    return 6 * (size_t)(x->recv_off[k] + x->send_off[k]);
+    return 2 * (size_t)k + 7 * (size_t)(x->recv_off[k] + x->send_off[k]);
 }
 
-static int pipe_length(const gf_exchange *x, int k) {
-    return 6 * (x->recv_off[k + 1] - x->recv_off[k] + x->send_off[k + 1] - x->send_off[k]);
+static int pipe_capacity(const gf_exchange *x, int k) {
+    return 2 + 7 * (x->recv_off[k + 1] - x->recv_off[k] + x->send_off[k + 1] - x->send_off[k]);
 }
 
 static gf_status pipe_wait_sends(gf_exchange *x) {
@@ -630,33 +664,63 @@ static gf_status pipe_wait_sends(gf_exchange *x) {
     return GF_OK;
 }
 
+/* A row's entry: its place among the rows of the neighbour, then six values. */
+static inline double *pipe_entry(double *e, int place, const double *values) {
+    e[0] = (double)place;
+    memcpy(e + 1, values, 6 * sizeof *values);
+    return e + 7;
+}
+
 gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x)); /* the buffer is free again */
-    size_t rows = (size_t)(x->recv_off[x->nnbr] + x->send_off[x->nnbr]);
-    GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out, 6 * rows + 1, sizeof(double)));
+    int nrows = x->recv_off[x->nnbr] + x->send_off[x->nnbr];
+    GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out,
+                      2 * (size_t)x->nnbr + 7 * (size_t)nrows + 1, sizeof(double)));
+    GF_TRY(gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent,
+                      6 * (size_t)x->send_off[x->nnbr] + 1, sizeof(double)));
     for (int k = 0; k < x->nnbr; ++k) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue; /* periodic images here change nothing: their slot is the original's */
-        double *out = x->pipe_out + pipe_offset(x, k);
-        int nghost = x->recv_off[k + 1] - x->recv_off[k];
-        ghost_changes(x, p, x->recv_off[k], x->recv_off[k + 1], out, 1);
-        owner_values(x, p, x->send_off[k], x->send_off[k + 1], out + 6 * nghost);
-        int len = pipe_length(x, k);
-        MPI_TRY(MPI_Isend(x->pipe_out + pipe_offset(x, k), len, MPI_DOUBLE, x->nbr_rank[k],
-                          TAG_PIPE, x->cart, &x->pipe_sreq[x->pipe_nsend++]));
+        double *msg = x->pipe_out + pipe_offset(x, k), *e = msg + 2, row[6];
+        int nchange = 0, nvalue = 0;
+        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i) {
+            ghost_change_row(x, p, i, row, 1);
+            /* A zero change (of either sign) adds nothing at the owner. */
+            if (row[0] != 0.0 || row[1] != 0.0 || row[2] != 0.0 || row[3] != 0.0 || row[4] != 0.0 ||
+                row[5] != 0.0) {
+                e = pipe_entry(e, i - x->recv_off[k], row);
+                ++nchange;
+            }
+        }
+        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i) {
+            double *sent = x->pipe_sent + 6 * (size_t)i;
+            owner_value_row(x, p, i, row);
+            if (x->pipe_sent_valid && memcmp(row, sent, sizeof row) == 0)
+                continue;
+            memcpy(sent, row, sizeof row);
+            e = pipe_entry(e, i - x->send_off[k], row);
+            ++nvalue;
+        }
+        msg[0] = nchange;
+        msg[1] = nvalue;
+        int len = (int)(e - msg);
+        MPI_TRY(MPI_Isend(msg, len, MPI_DOUBLE, x->nbr_rank[k], TAG_PIPE, x->cart,
+                          &x->pipe_sreq[x->pipe_nsend++]));
         x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
     }
+    x->pipe_sent_valid = 1;
     return GF_OK;
 }
 
 gf_status gf_exchange_pipe_expect(gf_exchange *x) {
     if (x->pipe_nrecv > 0)
         return GF_OK;
-    size_t rows = (size_t)(x->recv_off[x->nnbr] + x->send_off[x->nnbr]);
-    GF_TRY(gf_reserve((void **)&x->pipe_in, &x->cap_pipe_in, 6 * rows + 1, sizeof(double)));
+    int nrows = x->recv_off[x->nnbr] + x->send_off[x->nnbr];
+    GF_TRY(gf_reserve((void **)&x->pipe_in, &x->cap_pipe_in,
+                      2 * (size_t)x->nnbr + 7 * (size_t)nrows + 1, sizeof(double)));
     for (int k = 0; k < x->nnbr; ++k)
         if (x->nbr_rank[k] != x->decomp.rank)
-            MPI_TRY(MPI_Irecv(x->pipe_in + pipe_offset(x, k), pipe_length(x, k), MPI_DOUBLE,
+            MPI_TRY(MPI_Irecv(x->pipe_in + pipe_offset(x, k), pipe_capacity(x, k), MPI_DOUBLE,
                               x->nbr_rank[k], TAG_PIPE, x->cart, &x->pipe_rreq[x->pipe_nrecv++]));
     /* A rank whose only neighbour is itself has nothing to receive, but a take still follows. */
     if (x->pipe_nrecv == 0)
@@ -672,10 +736,23 @@ gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
     for (int k = 0; k < x->nnbr; ++k) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue;
-        const double *in = x->pipe_in + pipe_offset(x, k);
+        const double *in = x->pipe_in + pipe_offset(x, k), *e = in + 2;
         int nowned = x->send_off[k + 1] - x->send_off[k];
-        add_changes(x, p, x->send_off[k], x->send_off[k + 1], in);
-        set_ghosts(x, p, x->recv_off[k], x->recv_off[k + 1], in + 6 * nowned, 1);
+        int nghost = x->recv_off[k + 1] - x->recv_off[k];
+        double nchange = in[0], nvalue = in[1];
+        if (!(nchange >= 0.0 && nchange <= nowned && nvalue >= 0.0 && nvalue <= nghost))
+            return GF_ERROR(GF_ERR_STATE,
+                            "rank %d sent %g changes and %g velocities for %d and %d rows",
+                            x->nbr_rank[k], nchange, nvalue, nowned, nghost);
+        for (int q = 0; q < (int)nchange; ++q, e += 7) {
+            int i = x->send_off[k] + (int)e[0];
+            add_change_row(x, p, i, e + 1);
+            /* The neighbour changed its copy: it gets the sum back even if that rounds to
+             * the value last sent (a NaN never compares equal). */
+            x->pipe_sent[6 * (size_t)i] = NAN;
+        }
+        for (int q = 0; q < (int)nvalue; ++q, e += 7)
+            set_ghost_row(x, p, x->recv_off[k] + (int)e[0], e + 1, 1);
     }
     return GF_OK;
 }

@@ -1,6 +1,7 @@
 /* Decomposition and exchange on 1, 2, 4 and 8 ranks (issue 4): migration across every face,
  * edge and corner (periodic and walled) with the state intact, particles exactly on a boundary,
- * the global contact set against a serial search, unique ids, and particle accounting. */
+ * the global contact set against a serial search, unique ids, particle accounting, and the
+ * pipelined velocity messages against the sums they stand for. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -616,6 +617,154 @@ static void test_accounting(void **state) {
     gf_sim_free(&sim);
 }
 
+/* ---- the pipelined velocity messages -------------------------------------------------------- */
+
+typedef struct {
+    int64_t id;
+    int32_t ghost;    /* 0 owned, 1 ghost of another rank's particle */
+    int32_t shared;   /* owned and held as a ghost elsewhere */
+    double v[6], mod; /* velocities; the change this rank made to v[0] */
+} pipe_row;
+
+/* The pipelined messages send only rows that say something, yet after a round each way every
+ * ghost holds its owner's velocity bit for bit, and every owner the sum of all changes made to
+ * it and its copies, as the full synchronisation leaves them. The changes are dyadic, so the
+ * sums are exact in any order; one kind is made to cancel: colour 0 lowers some shared
+ * velocities by an ulp after posting, colour 1 raises its copies by the same, and the owner's
+ * sum comes back to the value it last sent, which the neighbour must get again all the same
+ * (its copy differs). Walled and periodic, cut along x (two colours). */
+static void pipe_rows_case(int periodic) {
+    if (P.size < 2)
+        return; /* one colour: no pipeline */
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, ulp = 0x1p-52;
+    const int N = 1500;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int dims[3] = {P.size, 1, 1}, per[3] = {periodic, periodic, periodic};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.dt = 1e-3;
+    sim.margin_tolerance = 0.002;
+    uint64_t rng = 99;
+    for (int i = 0; i < N; ++i) {
+        gf_particle rec;
+        random_sphere(&rng, i, lo, hi, &rec);
+        rec.v[0] = 1.0;
+        rec.v[1] = 0.5 + (double)i * 0x1p-12;
+        rec.v[2] = 0.0;
+        for (int a = 0; a < 3; ++a)
+            rec.w[a] = (double)(a + 1) * 0.125;
+        if (gf_decomp_owns(&sim.xch.decomp, rec.x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    }
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    gf_exchange *x = &sim.xch;
+    gf_particles *p = &sim.particles;
+    assert_int_equal(x->ncolors, 2);
+    assert_true(gf_exchange_pipe_ready(x));
+    size_t n = p->n_local + p->n_ghost;
+    double *mod = calloc(n + 1, sizeof *mod);
+    /* A ghost of this rank's own particle (a periodic image) is not the pipeline's. */
+#define OTHERS(i) ((i) >= p->n_local && x->ghost_rank[(i)-p->n_local] != P.rank)
+#define CHANGE(i, by) (p->v[0][i] += (by), mod[i] += (by))
+    GF_ASSERT_OK(gf_exchange_mark(x, p));
+    GF_ASSERT_OK(gf_exchange_sync(x, p));
+    if (x->color == 0) {
+        for (size_t i = 0; i < n; ++i)
+            if (OTHERS(i) && p->id[i] % 4 == 2)
+                CHANGE(i, 0.5);
+        GF_ASSERT_OK(gf_exchange_pipe_post(x, p));
+        for (size_t i = 0; i < p->n_local; ++i)
+            if (x->shared[i] && p->id[i] % 4 == 3)
+                CHANGE(i, -ulp);
+        GF_ASSERT_OK(gf_exchange_pipe_take(x, p));
+        GF_ASSERT_OK(gf_exchange_pipe_post(x, p));
+    } else {
+        GF_ASSERT_OK(gf_exchange_pipe_take(x, p));
+        for (size_t i = 0; i < n; ++i) {
+            if (OTHERS(i) && p->id[i] % 4 == 3)
+                CHANGE(i, ulp);
+            if (OTHERS(i) && p->id[i] % 4 == 1)
+                CHANGE(i, 0.25);
+        }
+        GF_ASSERT_OK(gf_exchange_pipe_post(x, p));
+        GF_ASSERT_OK(gf_exchange_pipe_take(x, p));
+    }
+#undef CHANGE
+    pipe_row *mine = calloc(n + 1, sizeof *mine);
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (i >= p->n_local && !OTHERS(i))
+            continue;
+        pipe_row *r = &mine[m++];
+        r->id = p->id[i];
+        r->ghost = i >= p->n_local;
+        r->shared = i < p->n_local && x->shared[i];
+        for (int a = 0; a < 3; ++a) {
+            r->v[a] = p->v[a][i];
+            r->v[3 + a] = p->w[a][i];
+        }
+        r->mod = mod[i];
+    }
+#undef OTHERS
+    size_t total = 0;
+    pipe_row *all = gather(mine, m, sizeof *mine, &total);
+    if (P.rank == 0) {
+        pipe_row *owner = calloc(N, sizeof *owner);
+        double *sum = calloc(N, sizeof *sum);
+        int *copies = calloc(N, sizeof *copies);
+        for (size_t k = 0; k < total; ++k) {
+            const pipe_row *r = &all[k];
+            if (!r->ghost)
+                owner[r->id] = *r;
+            sum[r->id] += r->mod;
+            copies[r->id] += r->ghost;
+        }
+        int ghosts = 0, cancelled = 0;
+        for (size_t k = 0; k < total; ++k) {
+            const pipe_row *r = &all[k];
+            const pipe_row *o = &owner[r->id];
+            if (r->ghost) {
+                ++ghosts;
+                if (memcmp(r->v, o->v, sizeof r->v) != 0)
+                    fail_msg("%s, %d ranks: the ghost of particle %lld holds v %.17g, its owner "
+                             "%.17g",
+                             periodic ? "periodic" : "walled", P.size, (long long)r->id, r->v[0],
+                             o->v[0]);
+                continue;
+            }
+            double want[6] = {
+                1.0 + sum[r->id], 0.5 + (double)r->id * 0x1p-12, 0.0, 0.125, 0.25, 0.375};
+            if (memcmp(r->v, want, sizeof want) != 0)
+                fail_msg("%s, %d ranks: particle %lld has v %.17g %.17g, the changes made to it "
+                         "sum to %.17g %.17g",
+                         periodic ? "periodic" : "walled", P.size, (long long)r->id, r->v[0],
+                         r->v[1], want[0], want[1]);
+            cancelled += r->shared && r->id % 4 == 3 && copies[r->id] == 1 && r->v[0] == 1.0;
+        }
+        assert_true(ghosts > 100);
+        assert_true(cancelled > 5); /* the case that needs the value sent again happened */
+        free(owner);
+        free(sum);
+        free(copies);
+    }
+    GF_ASSERT_OK(gf_exchange_sync(x, p)); /* waits for the last messages */
+    free(all);
+    free(mine);
+    free(mod);
+    gf_sim_free(&sim);
+}
+
+static void test_pipe_rows_walled(void **state) {
+    (void)state;
+    pipe_rows_case(0);
+}
+
+static void test_pipe_rows_periodic(void **state) {
+    (void)state;
+    pipe_rows_case(1);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_choose_dims),
     cmocka_unit_test(test_migration_periodic),
@@ -629,6 +778,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_accounting),
     cmocka_unit_test(test_wrap_adversarial),
     cmocka_unit_test(test_migrate_seam),
+    cmocka_unit_test(test_pipe_rows_walled),
+    cmocka_unit_test(test_pipe_rows_periodic),
 };
 
 GF_TEST_MPI_MAIN(tests)

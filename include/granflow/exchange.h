@@ -65,6 +65,12 @@ typedef struct {
     double *pipe_out, *pipe_in;
     size_t cap_pipe_out, cap_pipe_in;
     MPI_Request pipe_sreq[27], pipe_rreq[27];
+    /* The owner velocities each neighbour holds of the rows it holds as ghosts (send_idx
+     * order), valid after a synchronisation until gf_exchange_mark: a pipelined message sends
+     * only the rows that differ. */
+    double *pipe_sent;
+    size_t cap_pipe_sent;
+    int pipe_sent_valid;
     int pipe_nsend, pipe_nrecv; /* in flight */
     int64_t bytes_sent;
 } gf_exchange;
@@ -103,9 +109,11 @@ gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p);
  * replaces the two rounds of a synchronisation, and nobody waits for what it does not need yet.
  * _post sends each neighbour the velocity changes of its ghosts held here since the last
  * message (then marks them) and the velocities of the owned particles it holds as ghosts,
- * without waiting; _expect posts the receipt of every neighbour's next message (nothing if
- * posted); _take waits for them (posting them first if need be), adds the changes onto the
- * owned particles and sets the ghosts to their owners' velocities. Periodic images of this
+ * without waiting: only the rows that say something, the changes that are not zero and the
+ * velocities the neighbour does not hold yet (after a synchronisation it holds those it was
+ * sent, until gf_exchange_mark); _expect posts the receipt of every neighbour's next message
+ * (nothing if posted); _take waits for them (posting them first if need be), adds the changes onto
+ * the owned particles and sets the ghosts to their owners' velocities. Periodic images of this
  * rank's own particles are left alone: the solver reads and writes their originals (their
  * velocity slot), and the synchronisation that ends a solve sets them. Only with two colours
  * (gf_exchange_pipe_ready). A synchronisation waits for the pipelined messages still being
