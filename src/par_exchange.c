@@ -511,27 +511,6 @@ gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
     return mark_ghosts(x, p);
 }
 
-/* With every neighbour k at once: posts the receipt of its rows recv_off[k] .. recv_off[k+1] - 1
- * and the sending of rows send_off[k] .. send_off[k+1] - 1, six doubles a row, into x->req. */
-static gf_status post_rows(gf_exchange *x, double *recv, const int *recv_off, double *send,
-                           const int *send_off, int tag) {
-    x->nreq = 0;
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Irecv(recv + 6 * recv_off[k], 6 * (recv_off[k + 1] - recv_off[k]), MPI_DOUBLE,
-                          x->nbr_rank[k], tag, x->cart, &x->req[x->nreq++]));
-    for (int k = 0; k < x->nnbr; ++k)
-        MPI_TRY(MPI_Isend(send + 6 * send_off[k], 6 * (send_off[k + 1] - send_off[k]), MPI_DOUBLE,
-                          x->nbr_rank[k], tag, x->cart, &x->req[x->nreq++]));
-    return GF_OK;
-}
-
-static gf_status wait_rows(gf_exchange *x) {
-    int n = x->nreq;
-    x->nreq = 0;
-    MPI_TRY(MPI_Waitall(n, x->req, MPI_STATUSES_IGNORE));
-    return GF_OK;
-}
-
 /* The rows of a velocity message, six doubles each (v, w), for rows [from, to) of recv_idx (the
  * ghosts) or send_idx (the owned particles neighbours hold): the ghosts' changes since their
  * mark (and, with `mark`, marked again), the owners' velocities, the changes added onto the
@@ -580,56 +559,136 @@ static inline void set_ghost_row(gf_exchange *x, gf_particles *p, int i, const d
     }
 }
 
-static void ghost_changes(gf_exchange *x, const gf_particles *p, int from, int to, double *out,
-                          int mark) {
-    for (int i = from; i < to; ++i, out += 6)
-        ghost_change_row(x, p, i, out, mark);
+/* A velocity message to or from neighbour k holds only the rows that say something: a count of
+ * ghost changes and one of owner velocities, then an entry of 7 doubles per row (its place
+ * among the rows of k, then v and w): the changes that are not zero, and the owned rows whose
+ * velocities the neighbour does not hold yet (changed since they were last sent to it, or
+ * changed by it). Late in a solve few bodies near the boundary still change, and short
+ * messages travel eagerly where full ones wait for a rendezvous. Each neighbour's message has
+ * room for all its rows, at the same place in the outgoing and incoming buffers. */
+static size_t msg_offset(const gf_exchange *x, int k) {
+    return 2 * (size_t)k + 7 * (size_t)(x->recv_off[k] + x->send_off[k]);
 }
 
-static void owner_values(const gf_exchange *x, const gf_particles *p, int from, int to,
-                         double *out) {
-    for (int i = from; i < to; ++i, out += 6)
-        owner_value_row(x, p, i, out);
+static int msg_capacity(const gf_exchange *x, int k) {
+    return 2 + 7 * (x->recv_off[k + 1] - x->recv_off[k] + x->send_off[k + 1] - x->send_off[k]);
 }
 
-static void add_changes(const gf_exchange *x, gf_particles *p, int from, int to, const double *in) {
-    for (int i = from; i < to; ++i, in += 6)
-        add_change_row(x, p, i, in);
+/* Doubles for the messages of every neighbour. */
+static size_t msg_total(const gf_exchange *x) {
+    return msg_offset(x, x->nnbr) + 1;
 }
 
-static void set_ghosts(gf_exchange *x, gf_particles *p, int from, int to, const double *in,
-                       int mark) {
-    for (int i = from; i < to; ++i, in += 6)
-        set_ghost_row(x, p, i, in, mark);
+static inline double *msg_entry(double *e, int place, const double *values) {
+    e[0] = (double)place;
+    memcpy(e + 1, values, 6 * sizeof *values);
+    return e + 7;
+}
+
+/* Writes neighbour k's message: the ghost changes (with `mark`, marked) and the owner
+ * velocities it lacks (remembered as sent), as asked. Returns its length in doubles. */
+static int msg_pack(gf_exchange *x, const gf_particles *p, int k, double *msg, int changes,
+                    int values, int mark) {
+    double *e = msg + 2, row[6];
+    int nchange = 0, nvalue = 0;
+    for (int i = x->recv_off[k]; changes && i < x->recv_off[k + 1]; ++i) {
+        ghost_change_row(x, p, i, row, mark);
+        /* A zero change (of either sign) adds nothing at the owner. */
+        if (row[0] != 0.0 || row[1] != 0.0 || row[2] != 0.0 || row[3] != 0.0 || row[4] != 0.0 ||
+            row[5] != 0.0) {
+            e = msg_entry(e, i - x->recv_off[k], row);
+            ++nchange;
+        }
+    }
+    for (int i = x->send_off[k]; values && i < x->send_off[k + 1]; ++i) {
+        double *sent = x->pipe_sent + 6 * (size_t)i;
+        owner_value_row(x, p, i, row);
+        if (x->pipe_sent_valid && memcmp(row, sent, sizeof row) == 0)
+            continue;
+        memcpy(sent, row, sizeof row);
+        e = msg_entry(e, i - x->send_off[k], row);
+        ++nvalue;
+    }
+    msg[0] = nchange;
+    msg[1] = nvalue;
+    return (int)(e - msg);
+}
+
+/* Applies neighbour k's message: its changes added onto the owned rows, its velocities set into
+ * the ghosts (with `mark`, marked). */
+static gf_status msg_unpack(gf_exchange *x, gf_particles *p, int k, const double *msg, int mark) {
+    int nowned = x->send_off[k + 1] - x->send_off[k];
+    int nghost = x->recv_off[k + 1] - x->recv_off[k];
+    double nchange = msg[0], nvalue = msg[1];
+    if (!(nchange >= 0.0 && nchange <= nowned && nvalue >= 0.0 && nvalue <= nghost))
+        return GF_ERROR(GF_ERR_STATE,
+                        "rank %d sent %g changes and %g velocities for %d and %d rows",
+                        x->nbr_rank[k], nchange, nvalue, nowned, nghost);
+    const double *e = msg + 2;
+    for (int q = 0; q < (int)nchange; ++q, e += 7) {
+        int i = x->send_off[k] + (int)e[0];
+        add_change_row(x, p, i, e + 1);
+        /* The neighbour changed its copy: it gets the sum back even if that rounds to the value
+         * last sent (a NaN never compares equal). */
+        x->pipe_sent[6 * (size_t)i] = NAN;
+    }
+    for (int q = 0; q < (int)nvalue; ++q, e += 7)
+        set_ghost_row(x, p, x->recv_off[k] + (int)e[0], e + 1, mark);
+    return GF_OK;
+}
+
+static gf_status reserve_sent(gf_exchange *x) {
+    return gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent,
+                      6 * (size_t)x->send_off[x->nnbr] + 1, sizeof(double));
+}
+
+/* One round of the synchronisation with every neighbour (this rank too, for its periodic
+ * images): the messages asked for, posted into x->req; the incoming ones land in the second
+ * half of x->buf. */
+static gf_status sync_post(gf_exchange *x, const gf_particles *p, int changes, int tag) {
+    double *out = x->buf, *in = out + msg_total(x);
+    x->nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(in + msg_offset(x, k), msg_capacity(x, k), MPI_DOUBLE, x->nbr_rank[k],
+                          tag, x->cart, &x->req[x->nreq++]));
+    for (int k = 0; k < x->nnbr; ++k) {
+        double *msg = out + msg_offset(x, k);
+        int len = msg_pack(x, p, k, msg, changes, !changes, 0);
+        MPI_TRY(MPI_Isend(msg, len, MPI_DOUBLE, x->nbr_rank[k], tag, x->cart, &x->req[x->nreq++]));
+        x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
+    }
+    if (!changes)
+        x->pipe_sent_valid = 1;
+    return GF_OK;
+}
+
+/* Waits for a round and applies what came. */
+static gf_status sync_wait(gf_exchange *x, gf_particles *p) {
+    int n = x->nreq;
+    x->nreq = 0;
+    MPI_TRY(MPI_Waitall(n, x->req, MPI_STATUSES_IGNORE));
+    const double *in = (const double *)x->buf + msg_total(x);
+    for (int k = 0; k < x->nnbr; ++k)
+        GF_TRY(msg_unpack(x, p, k, in + msg_offset(x, k), 0));
+    return GF_OK;
 }
 
 static gf_status pipe_wait_sends(gf_exchange *x);
 
 gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x));
-    int nrecv = x->recv_off[x->nnbr], nsend = x->send_off[x->nnbr];
-    GF_TRY(scratch(x, 6 * (size_t)(nrecv + nsend) * sizeof(double) + 16));
-    double *gbuf = x->buf, *obuf = gbuf + 6 * (size_t)nrecv;
+    GF_TRY(scratch(x, 2 * msg_total(x) * sizeof(double)));
+    GF_TRY(reserve_sent(x));
     /* 1: ghost velocity changes to the owners. */
-    ghost_changes(x, p, 0, nrecv, gbuf, 0);
-    GF_TRY(post_rows(x, obuf, x->send_off, gbuf, x->recv_off, TAG_CORR));
-    GF_TRY(wait_rows(x));
-    add_changes(x, p, 0, nsend, obuf);
-    /* 2: the owners' velocities back to every ghost copy, in flight until _end; what the
-     * neighbours then hold, for the pipelined messages. */
-    owner_values(x, p, 0, nsend, obuf);
-    GF_TRY(gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent, 6 * (size_t)nsend + 1,
-                      sizeof(double)));
-    memcpy(x->pipe_sent, obuf, 6 * (size_t)nsend * sizeof(double));
-    x->pipe_sent_valid = 1;
-    GF_TRY(post_rows(x, gbuf, x->recv_off, obuf, x->send_off, TAG_VEL));
-    x->bytes_sent += (int64_t)(6 * (size_t)(nrecv + nsend) * sizeof(double));
-    return GF_OK;
+    GF_TRY(sync_post(x, p, 1, TAG_CORR));
+    GF_TRY(sync_wait(x, p));
+    /* 2: the owners' velocities back to every ghost copy that lacks them, in flight until
+     * _end. */
+    return sync_post(x, p, 0, TAG_VEL);
 }
 
 gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p) {
-    GF_TRY(wait_rows(x));
-    set_ghosts(x, p, 0, x->recv_off[x->nnbr], x->buf, 0);
+    GF_TRY(sync_wait(x, p));
     return mark_ghosts(x, p);
 }
 
@@ -642,21 +701,6 @@ int gf_exchange_pipe_ready(const gf_exchange *x) {
     return x->ncolors == 2;
 }
 
-/* Neighbour k's pipelined message holds only the rows that say something: a count of ghost
- * changes and one of owner values, then an entry of 7 doubles per row (its place among the rows
- * of k, then v and w): the changes that are not zero, and the owned rows whose velocities the
- * neighbour does not hold yet (changed since they were last sent to it, or changed by it). Late
- * in a solve few bodies near the boundary still change, and short messages travel eagerly where
- * full ones wait for a rendezvous. Room for every row, at the same place in the outgoing and
- * incoming buffers. */
-static size_t pipe_offset(const gf_exchange *x, int k) {
-    return 2 * (size_t)k + 7 * (size_t)(x->recv_off[k] + x->send_off[k]);
-}
-
-static int pipe_capacity(const gf_exchange *x, int k) {
-    return 2 + 7 * (x->recv_off[k + 1] - x->recv_off[k] + x->send_off[k + 1] - x->send_off[k]);
-}
-
 static gf_status pipe_wait_sends(gf_exchange *x) {
     int n = x->pipe_nsend;
     x->pipe_nsend = 0;
@@ -664,46 +708,15 @@ static gf_status pipe_wait_sends(gf_exchange *x) {
     return GF_OK;
 }
 
-/* A row's entry: its place among the rows of the neighbour, then six values. */
-static inline double *pipe_entry(double *e, int place, const double *values) {
-    e[0] = (double)place;
-    memcpy(e + 1, values, 6 * sizeof *values);
-    return e + 7;
-}
-
 gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x)); /* the buffer is free again */
-    int nrows = x->recv_off[x->nnbr] + x->send_off[x->nnbr];
-    GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out,
-                      2 * (size_t)x->nnbr + 7 * (size_t)nrows + 1, sizeof(double)));
-    GF_TRY(gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent,
-                      6 * (size_t)x->send_off[x->nnbr] + 1, sizeof(double)));
+    GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out, msg_total(x), sizeof(double)));
+    GF_TRY(reserve_sent(x));
     for (int k = 0; k < x->nnbr; ++k) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue; /* periodic images here change nothing: their slot is the original's */
-        double *msg = x->pipe_out + pipe_offset(x, k), *e = msg + 2, row[6];
-        int nchange = 0, nvalue = 0;
-        for (int i = x->recv_off[k]; i < x->recv_off[k + 1]; ++i) {
-            ghost_change_row(x, p, i, row, 1);
-            /* A zero change (of either sign) adds nothing at the owner. */
-            if (row[0] != 0.0 || row[1] != 0.0 || row[2] != 0.0 || row[3] != 0.0 || row[4] != 0.0 ||
-                row[5] != 0.0) {
-                e = pipe_entry(e, i - x->recv_off[k], row);
-                ++nchange;
-            }
-        }
-        for (int i = x->send_off[k]; i < x->send_off[k + 1]; ++i) {
-            double *sent = x->pipe_sent + 6 * (size_t)i;
-            owner_value_row(x, p, i, row);
-            if (x->pipe_sent_valid && memcmp(row, sent, sizeof row) == 0)
-                continue;
-            memcpy(sent, row, sizeof row);
-            e = pipe_entry(e, i - x->send_off[k], row);
-            ++nvalue;
-        }
-        msg[0] = nchange;
-        msg[1] = nvalue;
-        int len = (int)(e - msg);
+        double *msg = x->pipe_out + msg_offset(x, k);
+        int len = msg_pack(x, p, k, msg, 1, 1, 1);
         MPI_TRY(MPI_Isend(msg, len, MPI_DOUBLE, x->nbr_rank[k], TAG_PIPE, x->cart,
                           &x->pipe_sreq[x->pipe_nsend++]));
         x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
@@ -715,12 +728,10 @@ gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
 gf_status gf_exchange_pipe_expect(gf_exchange *x) {
     if (x->pipe_nrecv > 0)
         return GF_OK;
-    int nrows = x->recv_off[x->nnbr] + x->send_off[x->nnbr];
-    GF_TRY(gf_reserve((void **)&x->pipe_in, &x->cap_pipe_in,
-                      2 * (size_t)x->nnbr + 7 * (size_t)nrows + 1, sizeof(double)));
+    GF_TRY(gf_reserve((void **)&x->pipe_in, &x->cap_pipe_in, msg_total(x), sizeof(double)));
     for (int k = 0; k < x->nnbr; ++k)
         if (x->nbr_rank[k] != x->decomp.rank)
-            MPI_TRY(MPI_Irecv(x->pipe_in + pipe_offset(x, k), pipe_capacity(x, k), MPI_DOUBLE,
+            MPI_TRY(MPI_Irecv(x->pipe_in + msg_offset(x, k), msg_capacity(x, k), MPI_DOUBLE,
                               x->nbr_rank[k], TAG_PIPE, x->cart, &x->pipe_rreq[x->pipe_nrecv++]));
     /* A rank whose only neighbour is itself has nothing to receive, but a take still follows. */
     if (x->pipe_nrecv == 0)
@@ -733,26 +744,8 @@ gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
     int n = x->pipe_nrecv;
     x->pipe_nrecv = 0;
     MPI_TRY(MPI_Waitall(n, x->pipe_rreq, MPI_STATUSES_IGNORE));
-    for (int k = 0; k < x->nnbr; ++k) {
-        if (x->nbr_rank[k] == x->decomp.rank)
-            continue;
-        const double *in = x->pipe_in + pipe_offset(x, k), *e = in + 2;
-        int nowned = x->send_off[k + 1] - x->send_off[k];
-        int nghost = x->recv_off[k + 1] - x->recv_off[k];
-        double nchange = in[0], nvalue = in[1];
-        if (!(nchange >= 0.0 && nchange <= nowned && nvalue >= 0.0 && nvalue <= nghost))
-            return GF_ERROR(GF_ERR_STATE,
-                            "rank %d sent %g changes and %g velocities for %d and %d rows",
-                            x->nbr_rank[k], nchange, nvalue, nowned, nghost);
-        for (int q = 0; q < (int)nchange; ++q, e += 7) {
-            int i = x->send_off[k] + (int)e[0];
-            add_change_row(x, p, i, e + 1);
-            /* The neighbour changed its copy: it gets the sum back even if that rounds to
-             * the value last sent (a NaN never compares equal). */
-            x->pipe_sent[6 * (size_t)i] = NAN;
-        }
-        for (int q = 0; q < (int)nvalue; ++q, e += 7)
-            set_ghost_row(x, p, x->recv_off[k] + (int)e[0], e + 1, 1);
-    }
+    for (int k = 0; k < x->nnbr; ++k)
+        if (x->nbr_rank[k] != x->decomp.rank)
+            GF_TRY(msg_unpack(x, p, k, x->pipe_in + msg_offset(x, k), 1));
     return GF_OK;
 }

@@ -626,14 +626,15 @@ typedef struct {
     double v[6], mod; /* velocities; the change this rank made to v[0] */
 } pipe_row;
 
-/* The pipelined messages send only rows that say something, yet after a round each way every
- * ghost holds its owner's velocity bit for bit, and every owner the sum of all changes made to
- * it and its copies, as the full synchronisation leaves them. The changes are dyadic, so the
- * sums are exact in any order; one kind is made to cancel: colour 0 lowers some shared
- * velocities by an ulp after posting, colour 1 raises its copies by the same, and the owner's
- * sum comes back to the value it last sent, which the neighbour must get again all the same
- * (its copy differs). Walled and periodic, cut along x (two colours). */
-static void pipe_rows_case(int periodic) {
+/* The velocity messages send only rows that say something, yet after a round each way (the
+ * pipelined form) or a synchronisation every ghost holds its owner's velocity bit for bit, and
+ * every owner the sum of all changes made to it and its copies, as sending every row would
+ * leave them. The changes are dyadic, so the sums are exact in any order; one kind is made to
+ * cancel: colour 0 lowers some shared velocities by an ulp (pipelined: after posting), colour 1
+ * raises its copies by the same, and the owner's sum comes back to the value it last sent,
+ * which the neighbour must get again all the same (its copy differs). Walled and periodic, cut
+ * along x (two colours). */
+static void pipe_rows_case(int periodic, int pipelined) {
     if (P.size < 2)
         return; /* one colour: no pipeline */
     const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, ulp = 0x1p-52;
@@ -669,7 +670,19 @@ static void pipe_rows_case(int periodic) {
 #define CHANGE(i, by) (p->v[0][i] += (by), mod[i] += (by))
     GF_ASSERT_OK(gf_exchange_mark(x, p));
     GF_ASSERT_OK(gf_exchange_sync(x, p));
-    if (x->color == 0) {
+    if (!pipelined) { /* the same changes, then one synchronisation */
+        for (size_t i = 0; i < n; ++i) {
+            if (x->color == 0 && OTHERS(i) && p->id[i] % 4 == 2)
+                CHANGE(i, 0.5);
+            if (x->color == 0 && i < p->n_local && x->shared[i] && p->id[i] % 4 == 3)
+                CHANGE(i, -ulp);
+            if (x->color == 1 && OTHERS(i) && p->id[i] % 4 == 3)
+                CHANGE(i, ulp);
+            if (x->color == 1 && OTHERS(i) && p->id[i] % 4 == 1)
+                CHANGE(i, 0.25);
+        }
+        GF_ASSERT_OK(gf_exchange_sync(x, p));
+    } else if (x->color == 0) {
         for (size_t i = 0; i < n; ++i)
             if (OTHERS(i) && p->id[i] % 4 == 2)
                 CHANGE(i, 0.5);
@@ -727,8 +740,9 @@ static void pipe_rows_case(int periodic) {
             if (r->ghost) {
                 ++ghosts;
                 if (memcmp(r->v, o->v, sizeof r->v) != 0)
-                    fail_msg("%s, %d ranks: the ghost of particle %lld holds v %.17g, its owner "
-                             "%.17g",
+                    fail_msg("%s, %s, %d ranks: the ghost of particle %lld holds v %.17g, its "
+                             "owner %.17g",
+                             pipelined ? "pipelined" : "synchronised",
                              periodic ? "periodic" : "walled", P.size, (long long)r->id, r->v[0],
                              o->v[0]);
                 continue;
@@ -736,10 +750,10 @@ static void pipe_rows_case(int periodic) {
             double want[6] = {
                 1.0 + sum[r->id], 0.5 + (double)r->id * 0x1p-12, 0.0, 0.125, 0.25, 0.375};
             if (memcmp(r->v, want, sizeof want) != 0)
-                fail_msg("%s, %d ranks: particle %lld has v %.17g %.17g, the changes made to it "
-                         "sum to %.17g %.17g",
-                         periodic ? "periodic" : "walled", P.size, (long long)r->id, r->v[0],
-                         r->v[1], want[0], want[1]);
+                fail_msg("%s, %s, %d ranks: particle %lld has v %.17g %.17g, the changes made "
+                         "to it sum to %.17g %.17g",
+                         pipelined ? "pipelined" : "synchronised", periodic ? "periodic" : "walled",
+                         P.size, (long long)r->id, r->v[0], r->v[1], want[0], want[1]);
             cancelled += r->shared && r->id % 4 == 3 && copies[r->id] == 1 && r->v[0] == 1.0;
         }
         assert_true(ghosts > 100);
@@ -757,12 +771,14 @@ static void pipe_rows_case(int periodic) {
 
 static void test_pipe_rows_walled(void **state) {
     (void)state;
-    pipe_rows_case(0);
+    pipe_rows_case(0, 1);
+    pipe_rows_case(0, 0);
 }
 
 static void test_pipe_rows_periodic(void **state) {
     (void)state;
-    pipe_rows_case(1);
+    pipe_rows_case(1, 1);
+    pipe_rows_case(1, 0);
 }
 
 static const struct CMUnitTest tests[] = {

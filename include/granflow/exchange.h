@@ -11,8 +11,10 @@
  * - Velocity synchronisation for the solver: the velocity change of every ghost since the last
  *   synchronisation goes to its owner, which adds them all up, and the owners' new velocities go
  *   back to all ghost copies. Both are one non-blocking exchange with each neighbour rank, all
- *   ghosts of that rank in one message. With two colours, the pipelined form: one message each
- *   way per neighbour and sweep.
+ *   ghosts of that rank in one message, which holds only the rows that say something: the
+ *   changes that are not zero, the velocities the neighbour does not hold yet (after a
+ *   synchronisation it holds those it was sent, until gf_exchange_mark). With two colours, the
+ *   pipelined form: one message each way per neighbour and sweep.
  * - What the solver needs to sweep ranks in Gauss-Seidel order (solver.h): the velocity slot of
  *   every particle (copies of one body on this rank share one, so a periodic image here is its
  *   original), which slots other ranks also update, and a colouring of the ranks in which
@@ -109,15 +111,13 @@ gf_status gf_exchange_sync_end(gf_exchange *x, gf_particles *p);
  * replaces the two rounds of a synchronisation, and nobody waits for what it does not need yet.
  * _post sends each neighbour the velocity changes of its ghosts held here since the last
  * message (then marks them) and the velocities of the owned particles it holds as ghosts,
- * without waiting: only the rows that say something, the changes that are not zero and the
- * velocities the neighbour does not hold yet (after a synchronisation it holds those it was
- * sent, until gf_exchange_mark); _expect posts the receipt of every neighbour's next message
- * (nothing if posted); _take waits for them (posting them first if need be), adds the changes onto
- * the owned particles and sets the ghosts to their owners' velocities. Periodic images of this
- * rank's own particles are left alone: the solver reads and writes their originals (their
- * velocity slot), and the synchronisation that ends a solve sets them. Only with two colours
- * (gf_exchange_pipe_ready). A synchronisation waits for the pipelined messages still being
- * sent. */
+ * without waiting (only the rows that say something, as above); _expect posts the receipt of every
+ * neighbour's next message (nothing if posted); _take waits for them (posting them first if need
+ * be), adds the changes onto the owned particles and sets the ghosts to their owners' velocities.
+ * Periodic images of this rank's own particles are left alone: the solver reads and writes their
+ * originals (their velocity slot), and the synchronisation that ends a solve sets them. Only with
+ * two colours (gf_exchange_pipe_ready). A synchronisation waits for the pipelined messages still
+ * being sent. */
 int gf_exchange_pipe_ready(const gf_exchange *x);
 gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p);
 gf_status gf_exchange_pipe_expect(gf_exchange *x);
