@@ -158,13 +158,27 @@ void gf_decomp_wrap(const gf_decomp *d, double x[3]) {
         x[a] = gf_decomp_wrap_axis(d, a, x[a]);
 }
 
+/* The thinnest subdomain along axis a. */
+static double thinnest(const gf_decomp *d, int a) {
+    double w = (d->hi[a] - d->lo[a]) / d->dims[a];
+    for (int k = 0; d->cut[a] && k < d->dims[a]; ++k) {
+        double wk = d->cut[a][k + 1] - d->cut[a][k];
+        w = wk < w ? wk : w;
+    }
+    return w;
+}
+
+double gf_decomp_reach(const gf_decomp *d) {
+    double r = INFINITY;
+    for (int a = 0; a < 3; ++a)
+        if (d->dims[a] > 1 || d->periodic[a])
+            r = fmin(r, thinnest(d, a));
+    return r;
+}
+
 gf_status gf_decomp_check_range(const gf_decomp *d, double range) {
     for (int a = 0; a < 3; ++a) {
-        double w = (d->hi[a] - d->lo[a]) / d->dims[a];
-        for (int k = 0; d->cut[a] && k < d->dims[a]; ++k) {
-            double wk = d->cut[a][k + 1] - d->cut[a][k];
-            w = wk < w ? wk : w;
-        }
+        double w = thinnest(d, a);
         if (w < range && (d->dims[a] > 1 || d->periodic[a]))
             return GF_ERROR(GF_ERR_INPUT,
                             "subdomains are %g m thick along %c (%d processes over %g m) but "

@@ -1167,7 +1167,9 @@ static gf_status install_checkpoint(const char *tmp, const char *path) {
     return GF_OK;
 }
 
-gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path) {
+gf_status gf_io_write_checkpoint(const gf_output *o, gf_sim *sim, const char *path) {
+    /* The state a restart from this file starts from: migrated, ghosts built. */
+    GF_TRY(gf_sim_settle(sim));
     char tmp[GF_IO_PATH + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     gf_status st = write_file(checkpoint_body, o, sim, tmp);

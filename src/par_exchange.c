@@ -14,13 +14,16 @@ enum {
     TAG_REG = 160,
     TAG_CORR = 170,
     TAG_VEL,
-    TAG_PIPE
+    TAG_PIPE,
+    TAG_REFRESH
 };
 
-/* A ghost on the wire: the particle and where its original lives. */
+/* A ghost on the wire: the particle, where its original lives and the box lengths it is shifted
+ * by along each axis (a periodic image). */
 typedef struct {
     gf_particle p;
     int32_t owner_rank, owner_index;
+    int8_t shift[3];
 } wire_ghost;
 
 /* A warm-start entry on the wire. */
@@ -97,6 +100,7 @@ void gf_exchange_free(gf_exchange *x) {
     gf_decomp_free(&x->decomp);
     free(x->ghost_rank);
     free(x->ghost_index);
+    free(x->ghost_shift);
     free(x->recv_idx);
     free(x->send_idx);
     for (int k = 0; k < 6; ++k)
@@ -293,6 +297,7 @@ static gf_status ghost_meta_reserve(gf_exchange *x, size_t n) {
         cap *= 2;
     GF_TRY(gf_grow((void **)&x->ghost_rank, cap, sizeof *x->ghost_rank));
     GF_TRY(gf_grow((void **)&x->ghost_index, cap, sizeof *x->ghost_index));
+    GF_TRY(gf_grow((void **)&x->ghost_shift, 3 * cap, sizeof *x->ghost_shift));
     x->capg = cap;
     return GF_OK;
 }
@@ -449,6 +454,7 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
                 if (!near || (dir == 0 ? left : right) < 0)
                     continue;
                 wire_ghost w;
+                memset(&w, 0, sizeof w);
                 gf_particles_get(p, i, &w.p);
                 if (i < p->n_local) {
                     w.owner_rank = d->rank;
@@ -456,12 +462,18 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
                 } else {
                     w.owner_rank = x->ghost_rank[i - p->n_local];
                     w.owner_index = x->ghost_index[i - p->n_local];
+                    memcpy(w.shift, x->ghost_shift + 3 * (i - p->n_local), sizeof w.shift);
                 }
-                /* Images across the periodic boundary are shifted by the box length. */
-                if (dir == 0 && d->coords[a] == 0)
+                /* Images across the periodic boundary are shifted by the box length (one
+                 * addition, which gf_exchange_refresh repeats). */
+                if (dir == 0 && d->coords[a] == 0) {
                     w.p.x[a] += L;
-                if (dir == 1 && d->coords[a] == d->dims[a] - 1)
+                    w.shift[a]++;
+                }
+                if (dir == 1 && d->coords[a] == d->dims[a] - 1) {
                     w.p.x[a] -= L;
+                    w.shift[a]--;
+                }
                 st = bytes_push(&out[dir], &w, sizeof w);
             }
         }
@@ -477,6 +489,7 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
                 memcpy(&w, in.data + k * sizeof w, sizeof w);
                 x->ghost_rank[p->n_ghost] = w.owner_rank;
                 x->ghost_index[p->n_ghost] = w.owner_index;
+                memcpy(x->ghost_shift + 3 * p->n_ghost, w.shift, sizeof w.shift);
                 st = gf_particles_add_ghost(p, &w.p);
             }
         }
@@ -487,6 +500,55 @@ gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range) {
     if (st != GF_OK)
         return st;
     return register_ghosts(x, p);
+}
+
+/* A row of the refresh: position, orientation, velocities. */
+#define REFRESH_ROW 13
+
+gf_status gf_exchange_refresh(gf_exchange *x, gf_particles *p) {
+    const gf_decomp *d = &x->decomp;
+    int nrecv = x->recv_off[x->nnbr], nsend = x->send_off[x->nnbr];
+    GF_TRY(scratch(x, REFRESH_ROW * (size_t)(nrecv + nsend) * sizeof(double) + 16));
+    double *out = x->buf, *in = out + REFRESH_ROW * (size_t)nsend;
+    for (int i = 0; i < nsend; ++i) {
+        size_t li = (size_t)x->send_idx[i];
+        double *r = out + REFRESH_ROW * (size_t)i;
+        for (int a = 0; a < 3; ++a) {
+            r[a] = p->x[a][li];
+            r[7 + a] = p->v[a][li];
+            r[10 + a] = p->w[a][li];
+        }
+        for (int k = 0; k < 4; ++k)
+            r[3 + k] = p->q[k][li];
+    }
+    x->nreq = 0;
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Irecv(in + REFRESH_ROW * (size_t)x->recv_off[k],
+                          REFRESH_ROW * (x->recv_off[k + 1] - x->recv_off[k]), MPI_DOUBLE,
+                          x->nbr_rank[k], TAG_REFRESH, x->cart, &x->req[x->nreq++]));
+    for (int k = 0; k < x->nnbr; ++k)
+        MPI_TRY(MPI_Isend(out + REFRESH_ROW * (size_t)x->send_off[k],
+                          REFRESH_ROW * (x->send_off[k + 1] - x->send_off[k]), MPI_DOUBLE,
+                          x->nbr_rank[k], TAG_REFRESH, x->cart, &x->req[x->nreq++]));
+    int n = x->nreq;
+    x->nreq = 0;
+    MPI_TRY(MPI_Waitall(n, x->req, MPI_STATUSES_IGNORE));
+    x->bytes_sent += (int64_t)REFRESH_ROW * nsend * (int64_t)sizeof(double);
+    for (int i = 0; i < nrecv; ++i) {
+        size_t gi = (size_t)x->recv_idx[i];
+        const int8_t *shift = x->ghost_shift + 3 * (gi - p->n_local);
+        const double *r = in + REFRESH_ROW * (size_t)i;
+        for (int a = 0; a < 3; ++a) {
+            double L = d->hi[a] - d->lo[a];
+            /* The ghost build's single addition, so an image lands where a rebuild puts it. */
+            p->x[a][gi] = shift[a] > 0 ? r[a] + L : (shift[a] < 0 ? r[a] - L : r[a]);
+            p->v[a][gi] = r[7 + a];
+            p->w[a][gi] = r[10 + a];
+        }
+        for (int k = 0; k < 4; ++k)
+            p->q[k][gi] = r[3 + k];
+    }
+    return GF_OK;
 }
 
 static gf_status mark_ghosts(gf_exchange *x, const gf_particles *p) {

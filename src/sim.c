@@ -29,6 +29,7 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
     sim->check_every = 100;
     sim->sort_every = GF_SIM_SORT_EVERY;
     sim->skin_fraction = GF_SIM_SKIN_FRACTION;
+    sim->ghost_skin_fraction = GF_SIM_GHOST_SKIN_FRACTION;
     sim->per_pair = 1;
     sim->pipelined = 1;
     for (int d = 0; d < 3; ++d) {
@@ -41,6 +42,8 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
 }
 
 void gf_sim_free(gf_sim *sim) {
+    for (int d = 0; d < 3; ++d)
+        free(sim->ghost_ref[d]);
     gf_particles_free(&sim->particles);
     gf_clumps_free(&sim->clumps);
     gf_contacts_free(&sim->contacts);
@@ -189,6 +192,9 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
         return gf_error_status();
     GF_TRY(gf_config_get_long(db, "balance_every", 0, &sim->balance_every));
     GF_TRY(gf_config_check_range(db, "balance_every", (double)sim->balance_every, 0, 1e9));
+    GF_TRY(gf_config_get_double(db, "ghost_skin_fraction", sim->ghost_skin_fraction,
+                                &sim->ghost_skin_fraction));
+    GF_TRY(gf_config_check_range(db, "ghost_skin_fraction", sim->ghost_skin_fraction, 0.0, 10.0));
     /* Clump templates first: the generators and the bodies may name them. */
     GF_TRY(gf_bodies_configure_clumps(&sim->clumps, root));
     GF_TRY(gf_inflow_configure(&sim->inflow, root, &sim->materials, &sim->clumps, &sim->walls,
@@ -289,11 +295,15 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
 }
 
 /* The interaction range of the next step: anything that can close within dt is a contact, and
- * ghosts must reach that far. Collective: every rank uses the same margin. */
-static gf_status update_margin(gf_sim *sim) {
+ * ghosts must reach that far. Collective: every rank uses the same margin. With ghost lists
+ * kept, also whether this step must build them anew: `*full` in, this rank's reasons (the
+ * particle set changed, ...); out, the agreed decision, which adds the displacement test:
+ * a pair within the range now was within the range plus twice the largest move (`moved`, this
+ * rank's) when the ghosts were chosen. */
+static gf_status update_margin(gf_sim *sim, double moved, int *full) {
     const gf_particles *p = &sim->particles;
-    double m[2] = {0.0, 0.0}; /* max speed, max radius */
-    double v2max = 0.0;       /* of spheres: squared, one root at the end */
+    double m[4] = {0.0, 0.0, moved, *full}; /* max speed, max radius, move, rebuild due */
+    double v2max = 0.0;                     /* of spheres: squared, one root at the end */
     for (size_t i = 0; i < p->n_local; ++i) {
         double v2 = p->v[0][i] * p->v[0][i] + p->v[1][i] * p->v[1][i] + p->v[2][i] * p->v[2][i];
         m[1] = p->radius[i] > m[1] ? p->radius[i] : m[1];
@@ -309,13 +319,17 @@ static gf_status update_margin(gf_sim *sim) {
     }
     m[0] = fmax(m[0], sqrt(v2max));
     if (sim->par)
-        GF_TRY(gf_par_allreduce_double(sim->par, m, 2, GF_PAR_MAX));
+        GF_TRY(gf_par_allreduce_double(sim->par, m, 4, GF_PAR_MAX));
     double vwall = gf_walls_max_speed(&sim->walls);
     double g = sqrt(sim->gravity[0] * sim->gravity[0] + sim->gravity[1] * sim->gravity[1] +
                     sim->gravity[2] * sim->gravity[2]);
     double v = m[0] + g * sim->dt;
     sim->margin = sim->margin_tolerance + sim->margin_fraction * m[1] + sim->dt * (2.0 * v + vwall);
     sim->max_radius = m[1];
+    /* A rounding allowance on the test (the range is a sum of a few terms). */
+    double reach = 2.0 * m[1] + sim->margin;
+    *full = m[3] > 0.0 || 2.0 * m[2] + reach >= sim->ghost_range * (1.0 - 1e-12);
+    double drift = *full ? 0.0 : m[2]; /* how far an owned particle may be from its subdomain */
     /* Displacement per step: beyond the box no step means anything; beyond half a radius the
      * contacts of a step are resolved from far-off positions (the margin keeps them, but the
      * result is coarse). From reduced maxima: every rank finds this alike. */
@@ -342,13 +356,13 @@ static gf_status update_margin(gf_sim *sim) {
                         "under half a radius (warned once)",
                         sim->step, v, disp, disp / m[1], 0.5 * m[1] / v);
     }
-    if (sim->mesh_halo > 0.0 && m[1] + sim->margin > sim->mesh_halo)
+    if (sim->mesh_halo > 0.0 && m[1] + sim->margin + drift > sim->mesh_halo)
         return gf_error_everywhere(GF_ERROR(
             GF_ERR_UNSUPPORTED,
-            "at step %ld particles reach %g m beyond their subdomain (radius %g m and margin %g m, "
-            "fastest particle %g m/s) but each rank holds only the mesh triangles within %g m "
-            "of it: reduce Time.dt",
-            sim->step, m[1] + sim->margin, m[1], sim->margin, m[0], sim->mesh_halo));
+            "at step %ld particles reach %g m beyond their subdomain (radius %g m, margin %g m "
+            "and %g m moved since the last migration, fastest particle %g m/s) but each rank "
+            "holds only the mesh triangles within %g m of it: reduce Time.dt",
+            sim->step, m[1] + sim->margin + drift, m[1], sim->margin, drift, m[0], sim->mesh_halo));
     if (sim->distributed) {
         /* From reduced maxima: every rank finds this alike. */
         GF_TRY(gf_error_everywhere(
@@ -422,26 +436,88 @@ static gf_status rebalance(gf_sim *sim) {
     return GF_OK;
 }
 
-/* Migration, the spatial sort and ghosts: the exchange phase of a step. The sort follows the
- * step count, so a run restarted from a checkpoint (which keeps the memory order) sorts at the
- * same steps and continues bit for bit. */
-static gf_status exchange(gf_sim *sim) {
-    gf_particles_clear_ghosts(&sim->particles);
-    if (sim->distributed && sim->balance_pending)
-        GF_TRY(rebalance(sim));
-    if (sim->distributed)
-        GF_TRY(gf_exchange_migrate(&sim->xch, &sim->particles,
-                                   sim->solver_params.warm_start ? &sim->warm : NULL));
-    /* Cells of the link cells' size (from the last step's margin): contacts are found cell by
-     * cell in this order. */
+/* The largest move of an owned particle since the ghosts were built (infinite if the owned
+ * particles are no longer those of the build). */
+static double ghost_moved(const gf_sim *sim) {
+    const gf_particles *p = &sim->particles;
+    if (sim->ghost_range <= 0.0 || p->n_local != sim->ghost_nref)
+        return INFINITY;
+    double d2 = 0.0;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        double dx = p->x[0][i] - sim->ghost_ref[0][i], dy = p->x[1][i] - sim->ghost_ref[1][i],
+               dz = p->x[2][i] - sim->ghost_ref[2][i];
+        double e = dx * dx + dy * dy + dz * dz;
+        d2 = e > d2 ? e : d2;
+    }
+    return sqrt(d2);
+}
+
+/* Builds the ghosts within the interaction range plus the skin (as far as the thinnest
+ * subdomain allows) and remembers the owned positions they were chosen from. */
+static gf_status build_ghosts(gf_sim *sim) {
+    gf_particles *p = &sim->particles;
+    double reach = 2.0 * sim->max_radius + sim->margin;
+    double skin = sim->ghost_skin_fraction * sim->max_radius;
+    skin = fmax(0.0, fmin(skin, gf_decomp_reach(&sim->xch.decomp) - reach));
+    GF_TRY(gf_exchange_ghosts(&sim->xch, p, reach + skin));
+    sim->ghost_range = skin > 0.0 ? reach + skin : 0.0; /* no skin: build every step */
+    if (p->n_local > sim->ghost_capref) {
+        for (int d = 0; d < 3; ++d)
+            GF_TRY(gf_grow((void **)&sim->ghost_ref[d], p->n_local, sizeof(double)));
+        sim->ghost_capref = p->n_local;
+    }
+    for (int d = 0; d < 3; ++d)
+        if (p->n_local > 0)
+            memcpy(sim->ghost_ref[d], p->x[d], p->n_local * sizeof(double));
+    sim->ghost_nref = p->n_local;
+    return GF_OK;
+}
+
+/* Migration, the spatial sort and ghosts: the exchange phase of a step; `changed`: this rank's
+ * particle set changed since the last one (ghosts cleared). With ghost lists kept, a step
+ * without a reason to rebuild only refreshes the ghosts' values. The sort follows the step
+ * count, so a run restarted from a checkpoint (which keeps the memory order) sorts at the same
+ * steps and continues bit for bit; for the same reason sorts and balancings rebuild. */
+static gf_status exchange(gf_sim *sim, int changed) {
+    gf_particles *p = &sim->particles;
     double cell = 2.0 * sim->max_radius + sim->margin;
-    if (sim->sort_every > 0 && sim->step % sim->sort_every == 0 && cell > 0.0)
-        GF_TRY(gf_particles_sort(&sim->particles, cell));
-    GF_TRY(update_margin(sim));
-    if (sim->distributed)
-        GF_TRY(gf_exchange_ghosts(&sim->xch, &sim->particles, 2.0 * sim->max_radius + sim->margin));
+    int sort = sim->sort_every > 0 && sim->step % sim->sort_every == 0 && cell > 0.0;
+    if (!sim->distributed) {
+        gf_particles_clear_ghosts(p);
+        if (sort)
+            GF_TRY(gf_particles_sort(p, cell));
+        int full = 1;
+        GF_TRY(update_margin(sim, 0.0, &full));
+        sim->ghosts_ready = 1;
+        return GF_OK;
+    }
+    int full = changed || sort || sim->balance_pending || !sim->ghosts_ready;
+    GF_TRY(update_margin(sim, full ? 0.0 : ghost_moved(sim), &full));
+    sim->exchange_full = full;
+    if (!full) {
+        sim->ghost_refreshes++;
+        return gf_exchange_refresh(&sim->xch, p);
+    }
+    sim->ghost_builds++;
+    gf_particles_clear_ghosts(p);
+    if (sim->balance_pending)
+        GF_TRY(rebalance(sim));
+    GF_TRY(gf_exchange_migrate(&sim->xch, p, sim->solver_params.warm_start ? &sim->warm : NULL));
+    /* Cells of the link cells' size: contacts are found cell by cell in this order. */
+    if (sort)
+        GF_TRY(gf_particles_sort(p, cell));
+    GF_TRY(build_ghosts(sim));
     sim->ghosts_ready = 1;
     return GF_OK;
+}
+
+gf_status gf_sim_settle(gf_sim *sim) {
+    if (!sim->distributed || !sim->ghosts_ready || sim->exchange_full)
+        return GF_OK;
+    gf_timer_start(&sim->timers, GF_TIMER_COMM);
+    gf_status st = exchange(sim, 1);
+    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
+    return st;
 }
 
 /* Each rank keeps the mesh triangles its particles can meet: within a halo of its subdomain.
@@ -497,7 +573,7 @@ gf_status gf_sim_start(gf_sim *sim) {
     gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
         return localize_meshes(sim);
-    GF_TRY(exchange(sim));
+    GF_TRY(exchange(sim, 1));
     GF_TRY(localize_meshes(sim));
     GF_TRY(count_global(sim));
     if (sim->expected_particles == 0)
@@ -716,7 +792,10 @@ gf_status gf_sim_step(gf_sim *sim) {
     gf_timer_stop(tm, GF_TIMER_INTEGRATE);
     GF_TRY(st);
 
-    /* Outflow and inflow change the particle set before it is redistributed. */
+    /* Outflow and inflow change the particle set before it is redistributed; the ghosts are
+     * set aside for them and kept if nothing changed here. */
+    size_t n_local = sim->particles.n_local, n_ghost = sim->particles.n_ghost;
+    int64_t deleted = sim->deleted_local, created_before = sim->expected_particles;
     gf_particles_clear_ghosts(&sim->particles);
     gf_outflow_apply(&sim->outflow, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
     gf_outlets_apply(&sim->outlets, &sim->particles, &sim->deleted_local, &sim->deleted_mass_local);
@@ -733,8 +812,13 @@ gf_status gf_sim_step(gf_sim *sim) {
                               &sim->next_id, &created));
     sim->expected_particles += created;
 
+    int changed = sim->particles.n_local != n_local || sim->deleted_local != deleted ||
+                  sim->expected_particles != created_before;
+    if (!changed)
+        sim->particles.n_ghost = n_ghost;
+
     gf_timer_start(tm, GF_TIMER_COMM);
-    st = exchange(sim);
+    st = exchange(sim, changed);
     gf_timer_stop(tm, GF_TIMER_COMM);
     GF_TRY(st);
 
@@ -1053,6 +1137,12 @@ void gf_sim_print_summary(gf_sim *sim) {
                     "(some of them searched after all)",
                     sim->skin_fraction, 100.0 * (double)counts[9] / (double)counts[11],
                     100.0 * (double)counts[10] / (double)counts[11]);
+    long exchanges = sim->ghost_builds + sim->ghost_refreshes; /* the same on every rank */
+    if (sim->distributed && exchanges > 0 && sim->ghost_skin_fraction > 0.0)
+        gf_log_info("  ghost lists (skin %.3g radii): migrated and built at %.1f%% of the "
+                    "exchanges, kept at the others (positions and velocities sent)",
+                    sim->ghost_skin_fraction,
+                    100.0 * (double)sim->ghost_builds / (double)exchanges);
     if (sim->per_pair)
         gf_log_info("  near pairs the solved velocities would close, added after the solve: %.3g "
                     "per step",

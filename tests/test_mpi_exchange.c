@@ -381,6 +381,192 @@ static void contact_set_case(int periodic) {
     gf_sim_free(&sim);
 }
 
+/* Ghost lists kept between rebuilds (Domain.ghost_skin_fraction): a gas of spheres moving a
+ * tenth of a radius per step, colliding, for 60 steps; before every step the contacts the ranks
+ * find are the serial search's on the gathered positions (every pair within the margin: no
+ * per-pair speculation), though most steps only refreshed the ghosts. */
+static void kept_ghosts_case(int periodic) {
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    const int N = 1500, steps = 60;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int dims[3] = {0, 0, 0}, per[3] = {periodic, periodic, periodic};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.dt = 1e-3;
+    sim.margin_tolerance = 0.002;
+    sim.per_pair = 0;
+    sim.ghost_skin_fraction = 3.0; /* lists kept for about ten steps */
+    uint64_t rng = 777;
+    for (int i = 0; i < N; ++i) {
+        gf_particle rec;
+        random_sphere(&rng, i, lo, hi, &rec);
+        for (int a = 0; a < 3; ++a)
+            rec.v[a] *= 3.0; /* up to 3 m/s: a tenth of a radius per step */
+        if (gf_decomp_owns(&sim.xch.decomp, rec.x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    }
+    sim.expected_particles = N;
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    gf_linkcells cells;
+    gf_linkcells_init(&cells);
+    gf_contacts found;
+    gf_contacts_init(&found);
+    for (int s = 0; s < steps; ++s) {
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        const gf_particles *p = &sim.particles;
+        GF_ASSERT_OK(gf_contact_detect(p, &sim.walls, &sim.materials, sim.margin, &cells, &found));
+        pair *mine = malloc((found.count + 1) * sizeof *mine);
+        size_t m = 0;
+        for (size_t j = 0; j < found.count; ++j) {
+            if (found.i2[j] < 0)
+                continue;
+            int64_t a = p->id[found.i1[j]], b = p->id[found.i2[j]];
+            mine[m].a = a < b ? a : b;
+            mine[m++].b = a < b ? b : a;
+        }
+        size_t total = 0, n = 0;
+        pair *got = gather(mine, m, sizeof *mine, &total);
+        typedef struct {
+            double x[3], r;
+        } ball;
+        ball *own = malloc((p->n_local + 1) * sizeof *own);
+        int64_t *ids = malloc((p->n_local + 1) * sizeof *ids);
+        for (size_t i = 0; i < p->n_local; ++i) {
+            for (int a = 0; a < 3; ++a)
+                own[i].x[a] = p->x[a][i];
+            own[i].r = p->radius[i];
+            ids[i] = p->id[i];
+        }
+        ball *all = gather(own, p->n_local, sizeof *own, &n);
+        int64_t *all_ids = gather(ids, p->n_local, sizeof *ids, &n);
+        if (P.rank == 0) {
+            assert_int_equal(n, N);
+            ball *by_id = malloc(N * sizeof *by_id);
+            for (size_t i = 0; i < n; ++i)
+                by_id[all_ids[i]] = all[i];
+            size_t cap = 1024, nref = 0;
+            pair *ref = malloc(cap * sizeof *ref);
+            for (int i = 0; i < N; ++i)
+                for (int j = i + 1; j < N; ++j) {
+                    double d2 = 0;
+                    for (int a = 0; a < 3; ++a) {
+                        double dd = by_id[i].x[a] - by_id[j].x[a];
+                        if (periodic)
+                            dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
+                        d2 += dd * dd;
+                    }
+                    double reach = by_id[i].r + by_id[j].r + sim.margin;
+                    if (d2 < reach * reach) {
+                        if (nref == cap)
+                            ref = realloc(ref, (cap *= 2) * sizeof *ref);
+                        ref[nref].a = i;
+                        ref[nref++].b = j;
+                    }
+                }
+            qsort(got, total, sizeof *got, cmp_pair);
+            if (total != nref)
+                fail_msg("%s, step %ld on %d ranks: %zu contacts, %zu in the serial search",
+                         periodic ? "periodic" : "walled", sim.step, P.size, total, nref);
+            for (size_t i = 0; i < nref; ++i)
+                assert_true(got[i].a == ref[i].a && got[i].b == ref[i].b);
+            free(ref);
+            free(by_id);
+        }
+        free(all);
+        free(all_ids);
+        free(own);
+        free(ids);
+        free(got);
+        free(mine);
+    }
+    /* Most steps kept the lists (a rebuild at sorts and after half a skin of motion). */
+    if (P.size > 1 || periodic) {
+        assert_int_equal(sim.ghost_builds + sim.ghost_refreshes, steps + 1);
+        assert_true(sim.ghost_refreshes > steps / 2);
+    }
+    gf_contacts_free(&found);
+    gf_linkcells_free(&cells);
+    gf_sim_free(&sim);
+}
+
+static void test_kept_ghosts_walled(void **state) {
+    (void)state;
+    kept_ghosts_case(0);
+}
+
+static void test_kept_ghosts_periodic(void **state) {
+    (void)state;
+    kept_ghosts_case(1);
+}
+
+/* The kept lists' displacement test counts both particles of a pair: two spheres approach each
+ * other head-on across the first cut, each by an eighth of the skin per step, the far one from
+ * just beyond the ghosts' range. The lists must be rebuilt before the pair comes within reach
+ * (after half a skin of motion each), or the owner of the smaller id misses the contact. */
+static void test_kept_ghosts_head_on(void **state) {
+    (void)state;
+    if (P.size < 2)
+        return;
+    const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, r = 0.02;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int dims[3] = {P.size, 1, 1}, per[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.dt = 1e-3;
+    sim.margin_tolerance = 0.002;
+    sim.margin_fraction = 0.01;
+    sim.per_pair = 0;
+    sim.ghost_skin_fraction = 2.0;
+    const double skin = 2.0 * r, u = skin / 8.0, cut = 1.0 / P.size;
+    /* The margin and range the first exchange will find (fastest particle u / dt). */
+    double margin = sim.margin_tolerance + sim.margin_fraction * r + 2.0 * u;
+    double range = 2.0 * r + margin + skin;
+    gf_particle rec[2];
+    const double xa[3] = {cut - 0.001, 0.5, 0.5}, xb[3] = {cut + range + 0.002, 0.5, 0.5};
+    gf_particle_make_sphere(&rec[0], 0, xa, r, 1000, 0);
+    gf_particle_make_sphere(&rec[1], 1, xb, r, 1000, 0);
+    rec[0].v[0] = u / sim.dt;
+    rec[1].v[0] = -u / sim.dt;
+    for (int k = 0; k < 2; ++k)
+        if (gf_decomp_owns(&sim.xch.decomp, rec[k].x))
+            GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec[k]));
+    sim.expected_particles = 2;
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    assert_true(fabs(sim.margin - margin) < 1e-12);
+    gf_linkcells cells;
+    gf_linkcells_init(&cells);
+    gf_contacts found;
+    gf_contacts_init(&found);
+    int touched = 0;
+    for (int s = 0; s < 8 && !touched; ++s) {
+        /* Within reach at this step's positions? (gathered: one particle per owner) */
+        double x[2] = {0, 0};
+        for (size_t i = 0; i < sim.particles.n_local; ++i)
+            x[sim.particles.id[i]] = sim.particles.x[0][i];
+        GF_ASSERT_OK(gf_par_allreduce_double(&P, x, 2, GF_PAR_SUM));
+        int near = x[1] - x[0] < 2.0 * r + sim.margin;
+        GF_ASSERT_OK(gf_contact_detect(&sim.particles, &sim.walls, &sim.materials, sim.margin,
+                                       &cells, &found));
+        int64_t pairs = 0;
+        for (size_t j = 0; j < found.count; ++j)
+            pairs += found.i2[j] >= 0;
+        GF_ASSERT_OK(gf_par_allreduce_i64(&P, &pairs, 1, GF_PAR_SUM));
+        if (pairs != near)
+            fail_msg("step %ld: the spheres are %.6g m apart (reach %.6g m) and %lld ranks found "
+                     "their contact",
+                     sim.step, x[1] - x[0], 2.0 * r + sim.margin, (long long)pairs);
+        touched = near;
+        GF_ASSERT_OK(gf_sim_step(&sim));
+    }
+    assert_true(touched);
+    assert_true(sim.ghost_refreshes >= 2);
+    gf_contacts_free(&found);
+    gf_linkcells_free(&cells);
+    gf_sim_free(&sim);
+}
+
 static void test_contact_set_walled(void **state) {
     (void)state;
     contact_set_case(0);
@@ -788,6 +974,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_on_boundary),
     cmocka_unit_test(test_contact_set_walled),
     cmocka_unit_test(test_contact_set_periodic),
+    cmocka_unit_test(test_kept_ghosts_walled),
+    cmocka_unit_test(test_kept_ghosts_periodic),
+    cmocka_unit_test(test_kept_ghosts_head_on),
     cmocka_unit_test(test_contact_set_shapes_walled),
     cmocka_unit_test(test_contact_set_shapes_periodic),
     cmocka_unit_test(test_unique_ids),

@@ -391,6 +391,51 @@ static void test_restart_equivalence(void **state) {
     gf_sim_free(&second);
 }
 
+/* With ghost lists kept between rebuilds (Domain.ghost_skin_fraction), a checkpoint written at
+ * a step that kept them migrates and builds them first: the run that wrote it continues bit
+ * for bit as a restart from it does. */
+static void test_restart_kept_ghosts(void **state) {
+    (void)state;
+    const int N = 120;
+    gf_sim first, second;
+    make_sim(&first, &P, 1);
+    first.ghost_skin_fraction = 1.0;
+    /* Run to a step that kept the ghost lists (every rank decides alike). */
+    while (first.step < N / 2 || (P.size > 1 && first.exchange_full))
+        GF_ASSERT_OK(gf_sim_step(&first));
+    long kept = first.ghost_refreshes;
+    if (P.size > 1) {
+        assert_true(kept > first.step / 2);
+        assert_int_equal(first.exchange_full, 0);
+    }
+    char path[512];
+    path_of(path, sizeof path, "kept.ckpt.h5");
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &first, path));
+    if (P.size > 1)
+        assert_int_equal(first.exchange_full, 1);
+    make_sim(&second, &P, 0);
+    second.ghost_skin_fraction = 1.0;
+    GF_ASSERT_OK(gf_io_read_checkpoint(&second, path));
+    assert_int_equal(second.step, first.step);
+    while (first.step < N)
+        GF_ASSERT_OK(gf_sim_step(&first));
+    while (second.step < N)
+        GF_ASSERT_OK(gf_sim_step(&second));
+    if (P.size > 1)
+        assert_true(first.ghost_refreshes > kept);
+    size_t n1 = 0, n2 = 0;
+    gf_particle *a = gather_all(&first, &P, &n1), *b = gather_all(&second, &P, &n2);
+    if (P.rank == 0) {
+        assert_int_equal(n1, 336);
+        assert_int_equal(n1, n2);
+        assert_same_particles(a, b, n1);
+    }
+    free(a);
+    free(b);
+    gf_sim_free(&first);
+    gf_sim_free(&second);
+}
+
 /* Bodies of every shape falling onto each other and the floor, from the configuration; a margin
  * of 5% of a radius holds several points of the landing box at the checkpoint. */
 static const char *shapes_cfg =
@@ -1198,6 +1243,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_contact_impulse_vectors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_equivalence, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_restart_kept_ghosts, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_shapes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_restart_other_rank_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_checkpoints, setup, teardown),

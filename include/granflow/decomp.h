@@ -58,5 +58,8 @@ void gf_decomp_wrap(const gf_decomp *d, double x[3]);
 double gf_decomp_wrap_axis(const gf_decomp *d, int axis, double x);
 /* Input check: every subdomain (every slab along each cut axis) at least `range` thick. */
 gf_status gf_decomp_check_range(const gf_decomp *d, double range);
+/* The largest range ghosts can have: the thinnest subdomain along a cut or periodic axis
+ * (infinite without one). */
+double gf_decomp_reach(const gf_decomp *d);
 
 #endif

@@ -37,9 +37,11 @@ typedef struct {
     gf_decomp decomp;
     int nnbr; /* distinct ranks of the 3x3x3 neighbourhood (self included) */
     int nbr_rank[27];
-    /* Per ghost: owner rank and index there. */
+    /* Per ghost: owner rank and index there, and the box lengths its position is shifted by
+     * along each axis (a periodic image: +1, -1; 0 otherwise). */
     size_t capg;
     int32_t *ghost_rank, *ghost_index;
+    int8_t *ghost_shift;
     /* Ghost indices grouped by owner neighbour (recv side of velocities), and my particle
      * indices grouped by the neighbour holding them as ghosts (send side). */
     int recv_off[28], send_off[28];
@@ -92,6 +94,12 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
 /* Drops the old ghosts and builds the ghosts of every particle within `range` of a neighbour
  * subdomain, then registers them with their owners. */
 gf_status gf_exchange_ghosts(gf_exchange *x, gf_particles *p, double range);
+
+/* Sends every ghost its owner's current position, orientation and velocities (the same ghosts
+ * as the last gf_exchange_ghosts, which the owners must still hold at the same indices): a
+ * step that keeps the ghost lists. Periodic images are shifted as the ghost build shifts them,
+ * bit for bit. */
+gf_status gf_exchange_refresh(gf_exchange *x, gf_particles *p);
 
 /* Remembers the ghosts' current velocities as the reference of the next synchronisation. */
 gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p);

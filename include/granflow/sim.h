@@ -41,6 +41,13 @@
  * the channel demo, 3000 steps on one rank, detection took 0.47 s with 1 (a search at 11% of the
  * steps), 0.51 s with 0.5, 0.53 s with 2 and 0.76 s with none. */
 #define GF_SIM_SKIN_FRACTION 1.0
+/* Default of Domain.ghost_skin_fraction: the ghost lists' skin in radii of the largest
+ * particle (MPI runs): migration and the ghost lists wait until a particle has moved by half of
+ * it, steps in between send only the ghosts' positions and velocities. Off by default: a
+ * checkpoint written at a step that kept them migrates and builds them (a restart cannot
+ * rebuild lists chosen from earlier positions), so with a skin a run that writes a checkpoint
+ * differs in the last bits from one that does not (each continues as its restart does). */
+#define GF_SIM_GHOST_SKIN_FRACTION 0.0
 /* A scheduled velocity change at time T applies from the first step starting at or after T, up
  * to this share of dt (the time is summed step by step and carries rounding). */
 #define GF_SIM_SCHEDULE_TOLERANCE 1e-6
@@ -106,6 +113,17 @@ typedef struct {
     double max_radius;         /* the largest radius present (global), with the margin */
     int warned_displacement;   /* the warning of a coarse time step was given */
     int ghosts_ready;
+    /* Ghost lists kept between rebuilds (Domain.ghost_skin_fraction): built with the
+     * interaction range plus a skin, `ghost_range` in all, from the owned positions then
+     * (`ghost_ref`); a step whose particles have not moved by half of the skin, with the same
+     * particle set and no sort or balancing due, refreshes the ghosts' values instead of
+     * migrating and building them anew. */
+    double ghost_skin_fraction;
+    double ghost_range; /* of the last build (0: none yet) */
+    double *ghost_ref[3];
+    size_t ghost_nref, ghost_capref;
+    int exchange_full;                  /* the last exchange migrated and built the ghosts */
+    long ghost_builds, ghost_refreshes; /* exchanges of this run of either kind */
     double mesh_halo; /* how far beyond its subdomain a rank keeps mesh triangles (0: all) */
     long progress_every;
     long check_every; /* steps between global particle-count checks */
@@ -154,6 +172,10 @@ gf_status gf_sim_start(gf_sim *sim);
 /* Global particle count against creations and deletions; on a mismatch an error naming the
  * step, ranks, ids and last positions involved (collective). */
 gf_status gf_sim_check_particles(gf_sim *sim);
+/* Collective: migrates and builds the ghosts now if the last step kept the ghost lists, so the
+ * run continues as a restart from a checkpoint of this state does (called by the checkpoint
+ * writer). */
+gf_status gf_sim_settle(gf_sim *sim);
 
 /* (Re)builds the solver after sim->solver_params changed. */
 gf_status gf_sim_set_solver(gf_sim *sim, const gf_solver_params *prm);
