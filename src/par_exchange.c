@@ -802,6 +802,7 @@ gf_status gf_exchange_pipe_expect(gf_exchange *x) {
 }
 
 gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
+    GF_TRY(reserve_sent(x)); /* a change taken marks its row there */
     GF_TRY(gf_exchange_pipe_expect(x));
     int n = x->pipe_nrecv;
     x->pipe_nrecv = 0;
