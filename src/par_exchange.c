@@ -110,7 +110,7 @@ void gf_exchange_free(gf_exchange *x) {
     free(x->buf);
     free(x->pipe_out);
     free(x->pipe_in);
-    free(x->pipe_sent);
+    free(x->held);
     memset(x, 0, sizeof *x);
 }
 
@@ -569,7 +569,7 @@ static gf_status mark_ghosts(gf_exchange *x, const gf_particles *p) {
 gf_status gf_exchange_mark(gf_exchange *x, const gf_particles *p) {
     /* The velocities changed here (new ghosts, a step's free velocities): the pipelined
      * messages send every row until a synchronisation tells what the neighbours hold. */
-    x->pipe_sent_valid = 0;
+    x->held_valid = 0;
     return mark_ghosts(x, p);
 }
 
@@ -663,9 +663,9 @@ static int msg_pack(gf_exchange *x, const gf_particles *p, int k, double *msg, i
         }
     }
     for (int i = x->send_off[k]; values && i < x->send_off[k + 1]; ++i) {
-        double *sent = x->pipe_sent + 6 * (size_t)i;
+        double *sent = x->held + 6 * (size_t)i;
         owner_value_row(x, p, i, row);
-        if (x->pipe_sent_valid && memcmp(row, sent, sizeof row) == 0)
+        if (x->held_valid && memcmp(row, sent, sizeof row) == 0)
             continue;
         memcpy(sent, row, sizeof row);
         e = msg_entry(e, i - x->send_off[k], row);
@@ -692,16 +692,16 @@ static gf_status msg_unpack(gf_exchange *x, gf_particles *p, int k, const double
         add_change_row(x, p, i, e + 1);
         /* The neighbour changed its copy: it gets the sum back even if that rounds to the value
          * last sent (a NaN never compares equal). */
-        x->pipe_sent[6 * (size_t)i] = NAN;
+        x->held[6 * (size_t)i] = NAN;
     }
     for (int q = 0; q < (int)nvalue; ++q, e += 7)
         set_ghost_row(x, p, x->recv_off[k] + (int)e[0], e + 1, mark);
     return GF_OK;
 }
 
-static gf_status reserve_sent(gf_exchange *x) {
-    return gf_reserve((void **)&x->pipe_sent, &x->cap_pipe_sent,
-                      6 * (size_t)x->send_off[x->nnbr] + 1, sizeof(double));
+static gf_status reserve_held(gf_exchange *x) {
+    return gf_reserve((void **)&x->held, &x->cap_held, 6 * (size_t)x->send_off[x->nnbr] + 1,
+                      sizeof(double));
 }
 
 /* One round of the synchronisation with every neighbour (this rank too, for its periodic
@@ -720,7 +720,7 @@ static gf_status sync_post(gf_exchange *x, const gf_particles *p, int changes, i
         x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
     }
     if (!changes)
-        x->pipe_sent_valid = 1;
+        x->held_valid = 1;
     return GF_OK;
 }
 
@@ -740,7 +740,7 @@ static gf_status pipe_wait_sends(gf_exchange *x);
 gf_status gf_exchange_sync_begin(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x));
     GF_TRY(scratch(x, 2 * msg_total(x) * sizeof(double)));
-    GF_TRY(reserve_sent(x));
+    GF_TRY(reserve_held(x));
     /* 1: ghost velocity changes to the owners. */
     GF_TRY(sync_post(x, p, 1, TAG_CORR));
     GF_TRY(sync_wait(x, p));
@@ -773,7 +773,7 @@ static gf_status pipe_wait_sends(gf_exchange *x) {
 gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
     GF_TRY(pipe_wait_sends(x)); /* the buffer is free again */
     GF_TRY(gf_reserve((void **)&x->pipe_out, &x->cap_pipe_out, msg_total(x), sizeof(double)));
-    GF_TRY(reserve_sent(x));
+    GF_TRY(reserve_held(x));
     for (int k = 0; k < x->nnbr; ++k) {
         if (x->nbr_rank[k] == x->decomp.rank)
             continue; /* periodic images here change nothing: their slot is the original's */
@@ -783,7 +783,7 @@ gf_status gf_exchange_pipe_post(gf_exchange *x, gf_particles *p) {
                           &x->pipe_sreq[x->pipe_nsend++]));
         x->bytes_sent += (int64_t)len * (int64_t)sizeof(double);
     }
-    x->pipe_sent_valid = 1;
+    x->held_valid = 1;
     return GF_OK;
 }
 
@@ -802,7 +802,7 @@ gf_status gf_exchange_pipe_expect(gf_exchange *x) {
 }
 
 gf_status gf_exchange_pipe_take(gf_exchange *x, gf_particles *p) {
-    GF_TRY(reserve_sent(x)); /* a change taken marks its row there */
+    GF_TRY(reserve_held(x)); /* a change taken marks its row there */
     GF_TRY(gf_exchange_pipe_expect(x));
     int n = x->pipe_nrecv;
     x->pipe_nrecv = 0;

@@ -457,8 +457,18 @@ static double ghost_moved(const gf_sim *sim) {
 static gf_status build_ghosts(gf_sim *sim) {
     gf_particles *p = &sim->particles;
     double reach = 2.0 * sim->max_radius + sim->margin;
-    double skin = sim->ghost_skin_fraction * sim->max_radius;
-    skin = fmax(0.0, fmin(skin, gf_decomp_reach(&sim->xch.decomp) - reach));
+    double want = sim->ghost_skin_fraction * sim->max_radius;
+    double skin = fmax(0.0, fmin(want, gf_decomp_reach(&sim->xch.decomp) - reach));
+    if (skin < want && !sim->warned_ghost_skin) {
+        sim->warned_ghost_skin = 1; /* from reduced maxima and the shared cuts: alike everywhere */
+        if (sim->par->rank == 0)
+            gf_log_warn("at step %ld the ghost lists' skin (Domain.ghost_skin_fraction %g, %g m) "
+                        "is cut to %g m: the thinnest subdomain (%g m) holds no more beyond the "
+                        "interaction range (%g m); use fewer processes or a smaller skin (warned "
+                        "once)",
+                        sim->step, sim->ghost_skin_fraction, want, skin,
+                        gf_decomp_reach(&sim->xch.decomp), reach);
+    }
     GF_TRY(gf_exchange_ghosts(&sim->xch, p, reach + skin));
     sim->ghost_range = skin > 0.0 ? reach + skin : 0.0; /* no skin: build every step */
     if (p->n_local > sim->ghost_capref) {

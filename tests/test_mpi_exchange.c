@@ -317,6 +317,33 @@ static void random_sphere(uint64_t *rng, int64_t id, const double lo[3], const d
         rec->v[a] = gf_test_uniform(rng, -1, 1);
 }
 
+/* The serial reference: every pair of the n particles (indexed by id) within the sum of their
+ * radii plus the margin, with the minimum image on periodic axes; sorted as cmp_pair sorts. */
+static pair *serial_pairs(const gf_particle *all, int n, int periodic, const double lo[3],
+                          const double hi[3], double margin, size_t *count) {
+    size_t cap = 1024, m = 0;
+    pair *ref = malloc(cap * sizeof *ref);
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) {
+            double d2 = 0;
+            for (int a = 0; a < 3; ++a) {
+                double dd = all[i].x[a] - all[j].x[a];
+                if (periodic)
+                    dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
+                d2 += dd * dd;
+            }
+            double reach = all[i].radius + all[j].radius + margin;
+            if (d2 < reach * reach) {
+                if (m == cap)
+                    ref = realloc(ref, (cap *= 2) * sizeof *ref);
+                ref[m].a = i;
+                ref[m++].b = j;
+            }
+        }
+    *count = m;
+    return ref;
+}
+
 static void contact_set_case(int periodic) {
     const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
     const int N = 3000;
@@ -346,27 +373,8 @@ static void contact_set_case(int periodic) {
     size_t total = 0;
     pair *got = gather(mine, sim.contacts.count, sizeof *mine, &total);
     if (P.rank == 0) {
-        /* The serial reference: all pairs, with the minimum image on periodic axes. */
-        size_t cap = 1024, n = 0;
-        pair *ref = malloc(cap * sizeof *ref);
-        for (int i = 0; i < N; ++i)
-            for (int j = i + 1; j < N; ++j) {
-                double d2 = 0;
-                for (int a = 0; a < 3; ++a) {
-                    double dd = all[i].x[a] - all[j].x[a];
-                    if (periodic)
-                        dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
-                    d2 += dd * dd;
-                }
-                double reach = all[i].radius + all[j].radius + sim.margin;
-                if (d2 < reach * reach) {
-                    if (n == cap)
-                        ref = realloc(ref, (cap *= 2) * sizeof *ref);
-                    ref[n].a = i;
-                    ref[n].b = j;
-                    n++;
-                }
-            }
+        size_t n = 0;
+        pair *ref = serial_pairs(all, N, periodic, lo, hi, sim.margin, &n);
         qsort(got, total, sizeof *got, cmp_pair);
         assert_true(n > 500);
         if (total != n)
@@ -427,43 +435,17 @@ static void kept_ghosts_case(int periodic) {
         }
         size_t total = 0, n = 0;
         pair *got = gather(mine, m, sizeof *mine, &total);
-        typedef struct {
-            double x[3], r;
-        } ball;
-        ball *own = malloc((p->n_local + 1) * sizeof *own);
-        int64_t *ids = malloc((p->n_local + 1) * sizeof *ids);
-        for (size_t i = 0; i < p->n_local; ++i) {
-            for (int a = 0; a < 3; ++a)
-                own[i].x[a] = p->x[a][i];
-            own[i].r = p->radius[i];
-            ids[i] = p->id[i];
-        }
-        ball *all = gather(own, p->n_local, sizeof *own, &n);
-        int64_t *all_ids = gather(ids, p->n_local, sizeof *ids, &n);
+        gf_particle *own = malloc((p->n_local + 1) * sizeof *own);
+        for (size_t i = 0; i < p->n_local; ++i)
+            gf_particles_get(p, i, &own[i]);
+        gf_particle *all = gather(own, p->n_local, sizeof *own, &n);
         if (P.rank == 0) {
             assert_int_equal(n, N);
-            ball *by_id = malloc(N * sizeof *by_id);
+            gf_particle *by_id = malloc(N * sizeof *by_id);
             for (size_t i = 0; i < n; ++i)
-                by_id[all_ids[i]] = all[i];
-            size_t cap = 1024, nref = 0;
-            pair *ref = malloc(cap * sizeof *ref);
-            for (int i = 0; i < N; ++i)
-                for (int j = i + 1; j < N; ++j) {
-                    double d2 = 0;
-                    for (int a = 0; a < 3; ++a) {
-                        double dd = by_id[i].x[a] - by_id[j].x[a];
-                        if (periodic)
-                            dd -= (hi[a] - lo[a]) * round(dd / (hi[a] - lo[a]));
-                        d2 += dd * dd;
-                    }
-                    double reach = by_id[i].r + by_id[j].r + sim.margin;
-                    if (d2 < reach * reach) {
-                        if (nref == cap)
-                            ref = realloc(ref, (cap *= 2) * sizeof *ref);
-                        ref[nref].a = i;
-                        ref[nref++].b = j;
-                    }
-                }
+                by_id[all[i].id] = all[i];
+            size_t nref = 0;
+            pair *ref = serial_pairs(by_id, N, periodic, lo, hi, sim.margin, &nref);
             qsort(got, total, sizeof *got, cmp_pair);
             if (total != nref)
                 fail_msg("%s, step %ld on %d ranks: %zu contacts, %zu in the serial search",
@@ -474,9 +456,7 @@ static void kept_ghosts_case(int periodic) {
             free(by_id);
         }
         free(all);
-        free(all_ids);
         free(own);
-        free(ids);
         free(got);
         free(mine);
     }
@@ -564,6 +544,31 @@ static void test_kept_ghosts_head_on(void **state) {
     assert_true(sim.ghost_refreshes >= 2);
     gf_contacts_free(&found);
     gf_linkcells_free(&cells);
+    gf_sim_free(&sim);
+}
+
+/* A skin wider than the subdomains leave beyond the interaction range is cut to what they hold
+ * (ghosts are forwarded one subdomain deep), with a warning. */
+static void test_kept_ghosts_thin(void **state) {
+    (void)state;
+    if (P.size < 2)
+        return;
+    const double lo[3] = {0, 0, 0}, hi[3] = {0.1 * P.size, 1, 1}, r = 0.02;
+    gf_sim sim;
+    GF_ASSERT_OK(gf_sim_init(&sim, &P));
+    int dims[3] = {P.size, 1, 1}, per[3] = {0, 0, 0};
+    GF_ASSERT_OK(gf_sim_decompose(&sim, dims, per, lo, hi));
+    sim.gravity[2] = 0;
+    sim.ghost_skin_fraction = 10.0; /* 0.2 m, in slabs 0.1 m thick */
+    const double x[3] = {0.05, 0.5, 0.5};
+    gf_particle rec;
+    gf_particle_make_sphere(&rec, 0, x, r, 1000, 0);
+    if (gf_decomp_owns(&sim.xch.decomp, rec.x))
+        GF_ASSERT_OK(gf_particles_add(&sim.particles, &rec));
+    sim.expected_particles = 1;
+    GF_ASSERT_OK(gf_sim_start(&sim));
+    assert_true(sim.warned_ghost_skin);
+    assert_true(fabs(sim.ghost_range - 0.1) < 1e-12);
     gf_sim_free(&sim);
 }
 
@@ -977,6 +982,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_kept_ghosts_walled),
     cmocka_unit_test(test_kept_ghosts_periodic),
     cmocka_unit_test(test_kept_ghosts_head_on),
+    cmocka_unit_test(test_kept_ghosts_thin),
     cmocka_unit_test(test_contact_set_shapes_walled),
     cmocka_unit_test(test_contact_set_shapes_periodic),
     cmocka_unit_test(test_unique_ids),

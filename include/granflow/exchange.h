@@ -70,11 +70,11 @@ typedef struct {
     size_t cap_pipe_out, cap_pipe_in;
     MPI_Request pipe_sreq[27], pipe_rreq[27];
     /* The owner velocities each neighbour holds of the rows it holds as ghosts (send_idx
-     * order), valid after a synchronisation until gf_exchange_mark: a pipelined message sends
-     * only the rows that differ. */
-    double *pipe_sent;
-    size_t cap_pipe_sent;
-    int pipe_sent_valid;
+     * order), valid after a synchronisation until gf_exchange_mark: a velocity message sends
+     * only the rows that differ (a row a neighbour changed is forgotten, so it goes back). */
+    double *held;
+    size_t cap_held;
+    int held_valid;
     int pipe_nsend, pipe_nrecv; /* in flight */
     int64_t bytes_sent;
 } gf_exchange;

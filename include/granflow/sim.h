@@ -124,6 +124,7 @@ typedef struct {
     size_t ghost_nref, ghost_capref;
     int exchange_full;                  /* the last exchange migrated and built the ghosts */
     long ghost_builds, ghost_refreshes; /* exchanges of this run of either kind */
+    int warned_ghost_skin;              /* the warning that the subdomains cut the skin was given */
     double mesh_halo; /* how far beyond its subdomain a rank keeps mesh triangles (0: all) */
     long progress_every;
     long check_every; /* steps between global particle-count checks */
