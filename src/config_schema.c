@@ -133,16 +133,14 @@ static const gf_config_key keys[] = {
      "that each slab carries an equal share of the work (a particle and each contact one unit), "
      "at most half a subdomain per balancing and never thinner than twice the interaction range. "
      "With meshes, every rank then keeps every triangle."},
-    {"Domain", "ghost_skin_fraction", GF_KEY_NUMBER, "0", "[0, 10]",
+    {"Domain", "ghost_skin_fraction", GF_KEY_NUMBER, "0.5", "[0, 10]",
      "The skin of the ghost lists under MPI, in radii of the largest particle: ghosts are copied "
      "from every particle within the interaction range plus the skin, and migration and a new "
      "ghost list wait until a particle has moved by half of the skin (or the range has grown "
-     "into it), a particle was added or deleted, or a sort, a balancing or a checkpoint is due; "
-     "the steps in between send the ghosts' positions, orientations and velocities only. The "
-     "ranks then hold other shares of the particles: other bits, the same physics. A checkpoint "
-     "written at a step that kept the lists migrates first, so a run that writes one continues "
-     "as its restart does but differs in the last bits from one that does not; hence 0 (a new "
-     "list every step) by default."},
+     "into it), a particle was added or deleted, or a sort or a balancing is due; the steps in "
+     "between send the ghosts' positions, orientations and velocities only. Checkpoints keep the "
+     "positions the lists were chosen from, so a restart on the same layout continues bit for "
+     "bit. 0: a new list every step."},
     {"Domain", "box_walls", GF_KEY_BOOL, "true", "",
      "Walls on the faces of the non-periodic axes."},
     {"Domain", "wall_axes", GF_KEY_VECTOR, "< 1, 1, 1 >", "0 or 1 per axis",

@@ -732,6 +732,20 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
         VEC("inverse_inertia", p->inv_inertia, 3, "1/(kg m^2)",
             "principal inverse moments of inertia, body frame");
     }
+    if (full && sim->distributed && sim->ghosts_ready && sim->ghost_range > 0.0) {
+        /* The ghost lists as the last build chose them (agreed: the range and readiness are
+         * alike on every rank), so a restart on this layout continues with the same lists. */
+        if (sim->ghost_nref != n) /* written anyway, empty: every rank makes the same calls */
+            h5_local(f, GF_ERROR(GF_ERR_STATE, "ghost lists of %zu particles for %zu",
+                                 sim->ghost_nref, n));
+        for (size_t i = 0; packing(f) && sim->ghost_nref == n && i < n; ++i)
+            for (int c = 0; c < 3; ++c)
+                buf[3 * i + c] = sim->ghost_ref[c][order[i]];
+        dset_write(f, g, "ghost_reference", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "m",
+                   "position when the ghost lists were last built (Domain.ghost_skin_fraction): "
+                   "a restart on the same layout builds the same lists from it");
+        attr_write(f, g, "ghost_range", H5T_NATIVE_DOUBLE, 1, &sim->ghost_range);
+    }
 #undef VEC
 #undef SCALAR
     /* Where each rank's rows start: the index for finding a particle by id. */
@@ -1167,9 +1181,7 @@ static gf_status install_checkpoint(const char *tmp, const char *path) {
     return GF_OK;
 }
 
-gf_status gf_io_write_checkpoint(const gf_output *o, gf_sim *sim, const char *path) {
-    /* The state a restart from this file starts from: migrated, ghosts built. */
-    GF_TRY(gf_sim_settle(sim));
+gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path) {
     char tmp[GF_IO_PATH + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     gf_status st = write_file(checkpoint_body, o, sim, tmp);
@@ -1765,6 +1777,26 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         read_cuts(&f, sim);
     particle_rows rows;
     read_particle_rows(&f, g, first, n, N, 1, &rows);
+    /* The ghost lists the writer kept, rebuilt only on its layout (its owners and order). */
+    double ghost_range = 0.0, *ghost_ref = NULL;
+    if (f.st == GF_OK && same && sim->distributed &&
+        H5Lexists(g, "ghost_reference", H5P_DEFAULT) > 0) {
+        attr_read(&f, g, "ghost_range", H5T_NATIVE_DOUBLE, 1, &ghost_range);
+        ghost_ref = gf_malloc(3 * n + 1, sizeof *ghost_ref);
+        if (!ghost_ref)
+            h5_local(&f, gf_error_status());
+        h5_agree(&f);
+        dset_read(&f, g, "ghost_reference", H5T_NATIVE_DOUBLE, 3, n, first, N, ghost_ref);
+        int finite = isfinite(ghost_range) && ghost_range > 0.0;
+        for (size_t i = 0; f.st == GF_OK && i < 3 * n; ++i)
+            finite = finite && isfinite(ghost_ref[i]);
+        if (f.st == GF_OK && !finite)
+            h5_local(&f, GF_ERROR(GF_ERR_INPUT,
+                                  "'%s': the ghost lists' range or reference positions are not "
+                                  "finite (a damaged checkpoint?)",
+                                  path));
+        h5_agree(&f);
+    }
     if (g >= 0)
         H5Gclose(g);
 
@@ -1806,6 +1838,9 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         st = gf_io_check_unique_ids(sim, path, " (a damaged checkpoint?)");
     if (st == GF_OK)
         st = place_warmstart(sim, wn, wpair, wpoint, wimp, same);
+    if (st == GF_OK && ghost_ref)
+        st = gf_sim_restore_ghost_lists(sim, ghost_ref, ghost_range);
+    free(ghost_ref);
     particle_rows_free(&rows);
     free(offs);
     free(woffs);

@@ -328,7 +328,7 @@ static gf_status update_margin(gf_sim *sim, double moved, int *full) {
     sim->max_radius = m[1];
     /* A rounding allowance on the test (the range is a sum of a few terms). */
     double reach = 2.0 * m[1] + sim->margin;
-    *full = m[3] > 0.0 || 2.0 * m[2] + reach >= sim->ghost_range * (1.0 - 1e-12);
+    *full = m[3] > 0.0 || !(2.0 * m[2] + reach < sim->ghost_range * (1.0 - 1e-12)); /* NaN too */
     double drift = *full ? 0.0 : m[2]; /* how far an owned particle may be from its subdomain */
     /* Displacement per step: beyond the box no step means anything; beyond half a radius the
      * contacts of a step are resolved from far-off positions (the margin keeps them, but the
@@ -521,13 +521,53 @@ static gf_status exchange(gf_sim *sim, int changed) {
     return GF_OK;
 }
 
-gf_status gf_sim_settle(gf_sim *sim) {
-    if (!sim->distributed || !sim->ghosts_ready || sim->exchange_full)
-        return GF_OK;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = exchange(sim, 1);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
+gf_status gf_sim_restore_ghost_lists(gf_sim *sim, const double *ref, double range) {
+    const gf_particles *p = &sim->particles;
+    if (p->n_ghost != 0 || !(range > 0.0) || !isfinite(range))
+        return GF_ERROR(GF_ERR_STATE, "ghost lists restored with ghosts present or a range of %g m",
+                        range);
+    if (p->n_local > sim->ghost_capref) {
+        for (int d = 0; d < 3; ++d)
+            GF_TRY(gf_grow((void **)&sim->ghost_ref[d], p->n_local, sizeof(double)));
+        sim->ghost_capref = p->n_local;
+    }
+    for (size_t i = 0; i < p->n_local; ++i)
+        for (int d = 0; d < 3; ++d)
+            sim->ghost_ref[d][i] = ref[3 * i + d];
+    sim->ghost_nref = p->n_local;
+    sim->ghost_range = range;
+    sim->ghost_restore = 1;
+    return GF_OK;
+}
+
+/* Exchanges the owned particles' positions with `other` (not the arrays: ghosts may be
+ * appended to them meanwhile). */
+static void swap_positions(gf_particles *p, double *other[3]) {
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < p->n_local; ++i) {
+            double t = p->x[d][i];
+            p->x[d][i] = other[d][i];
+            other[d][i] = t;
+        }
+}
+
+/* The ghost lists of the checkpoint's writer (gf_sim_restore_ghost_lists): built from the
+ * positions they were chosen from, as the writer built them (same owners, order and cuts), then
+ * refreshed to the current positions, as the writer's last exchange left them, whether it
+ * kept its lists or built them. No migration: the writer's particles have not migrated since. */
+static gf_status restore_ghosts(gf_sim *sim) {
+    gf_particles *p = &sim->particles;
+    sim->ghost_restore = 0;
+    int full = 0;
+    GF_TRY(update_margin(sim, ghost_moved(sim), &full));
+    swap_positions(p, sim->ghost_ref); /* the build's positions in place for it */
+    gf_status st = gf_exchange_ghosts(&sim->xch, p, sim->ghost_range);
+    swap_positions(p, sim->ghost_ref);
+    GF_TRY(st);
+    GF_TRY(gf_exchange_refresh(&sim->xch, p));
+    sim->exchange_full = 0;
+    sim->ghosts_ready = 1;
+    return GF_OK;
 }
 
 /* Each rank keeps the mesh triangles its particles can meet: within a halo of its subdomain.
@@ -583,7 +623,10 @@ gf_status gf_sim_start(gf_sim *sim) {
     gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
         return localize_meshes(sim);
-    GF_TRY(exchange(sim, 1));
+    if (sim->distributed && sim->ghost_restore)
+        GF_TRY(restore_ghosts(sim));
+    else
+        GF_TRY(exchange(sim, 1));
     GF_TRY(localize_meshes(sim));
     GF_TRY(count_global(sim));
     if (sim->expected_particles == 0)

@@ -60,9 +60,9 @@ gf_status gf_io_write_snapshot(const gf_output *o, const gf_sim *sim, const char
 
 /* Collective: the full state needed to continue bit for bit, written to path.tmp; when every
  * rank has written its part, rank 0 renames the existing checkpoint to path.prev and path.tmp to
- * path. First settles the run (gf_sim_settle): a step that kept the ghost lists is migrated and
- * its ghosts built, as a restart from the file will. */
-gf_status gf_io_write_checkpoint(const gf_output *o, gf_sim *sim, const char *path);
+ * path. With ghost lists kept between rebuilds, the positions they were chosen from too, so a
+ * restart on the same layout continues with the same lists. */
+gf_status gf_io_write_checkpoint(const gf_output *o, const gf_sim *sim, const char *path);
 
 /* Collective: the effective configuration stored in a checkpoint (*text malloc'd, "" when the
  * file records none). */
