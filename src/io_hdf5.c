@@ -1792,9 +1792,10 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
             finite = finite && isfinite(ghost_ref[i]);
         if (f.st == GF_OK && !finite)
             h5_local(&f, GF_ERROR(GF_ERR_INPUT,
-                                  "'%s': the ghost lists' range or reference positions are not "
-                                  "finite (a damaged checkpoint?)",
-                                  path));
+                                  "'%s': the ghost lists' range (%g m) is not positive or a "
+                                  "position they were chosen from is not finite (a damaged "
+                                  "checkpoint?)",
+                                  path, ghost_range));
         h5_agree(&f);
     }
     if (g >= 0)
@@ -1854,6 +1855,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         gf_particles_free(&sim->particles);
         gf_warmstart_free(&sim->warm);
         gf_warmstart_init(&sim->warm);
+        sim->ghost_restore = 0;
         return st;
     }
     sim->step = (long)h.step;
