@@ -554,12 +554,15 @@ static void swap_positions(gf_particles *p, double *other[3]) {
 /* The ghost lists of the checkpoint's writer (gf_sim_restore_ghost_lists): built from the
  * positions they were chosen from, as the writer built them (same owners, order and cuts), then
  * refreshed to the current positions, as the writer's last exchange left them, whether it
- * kept its lists or built them. No migration: the writer's particles have not migrated since. */
+ * kept its lists or built them. No migration: the writer's particles have not migrated since.
+ * Lists that do not cover this run's interaction range are built anew instead. */
 static gf_status restore_ghosts(gf_sim *sim) {
     gf_particles *p = &sim->particles;
     sim->ghost_restore = 0;
     int full = 0;
     GF_TRY(update_margin(sim, ghost_moved(sim), &full));
+    if (full) /* a restart forced with a wider margin: the lists do not reach far enough */
+        return exchange(sim, 1);
     swap_positions(p, sim->ghost_ref); /* the build's positions in place for it */
     gf_status st = gf_exchange_ghosts(&sim->xch, p, sim->ghost_range);
     swap_positions(p, sim->ghost_ref);

@@ -436,6 +436,14 @@ static void test_restart_kept_ghosts(void **state) {
             assert_true(pb->v[d][i] == pa->v[d][i]);
         }
     }
+    /* A restart with a wider margin (forced) cannot use the writer's lists: built anew. */
+    gf_sim wide;
+    make_sim(&wide, &P, 0);
+    wide.margin_tolerance = first.ghost_range;
+    GF_ASSERT_OK(gf_io_read_checkpoint(&wide, path));
+    GF_ASSERT_OK(gf_sim_start(&wide));
+    assert_int_equal(wide.ghost_builds, wide.distributed);
+    gf_sim_free(&wide);
     while (first.step < N)
         GF_ASSERT_OK(gf_sim_step(&first));
     while (second.step < N)
