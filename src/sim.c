@@ -690,63 +690,25 @@ static void tally_step(gf_sim *sim) {
     }
 }
 
-/* The solver's view of the exchange: velocity synchronisation and global maxima, with their
+/* The solver's view of the exchange: velocity synchronisation and global maxima, each call's
  * time booked as communication rather than solving. */
-static gf_status comm_sync(void *ctx, gf_particles *p) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_sync(&sim->xch, p);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_sync_begin(void *ctx, gf_particles *p) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_sync_begin(&sim->xch, p);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_sync_end(void *ctx, gf_particles *p) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_sync_end(&sim->xch, p);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_pipe_expect(void *ctx) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_pipe_expect(&sim->xch);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_pipe_post(void *ctx, gf_particles *p) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_pipe_post(&sim->xch, p);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_pipe_take(void *ctx, gf_particles *p) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_exchange_pipe_take(&sim->xch, p);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
-
-static gf_status comm_max(void *ctx, double *values, int n) {
-    gf_sim *sim = ctx;
-    gf_timer_start(&sim->timers, GF_TIMER_COMM);
-    gf_status st = gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX);
-    gf_timer_stop(&sim->timers, GF_TIMER_COMM);
-    return st;
-}
+#define COMM_TIMED(name, params, call)                                                             \
+    static gf_status name params {                                                                 \
+        gf_sim *sim = ctx;                                                                         \
+        gf_timer_start(&sim->timers, GF_TIMER_COMM);                                               \
+        gf_status st = call;                                                                       \
+        gf_timer_stop(&sim->timers, GF_TIMER_COMM);                                                \
+        return st;                                                                                 \
+    }
+COMM_TIMED(comm_sync, (void *ctx, gf_particles *p), gf_exchange_sync(&sim->xch, p))
+COMM_TIMED(comm_sync_begin, (void *ctx, gf_particles *p), gf_exchange_sync_begin(&sim->xch, p))
+COMM_TIMED(comm_sync_end, (void *ctx, gf_particles *p), gf_exchange_sync_end(&sim->xch, p))
+COMM_TIMED(comm_pipe_expect, (void *ctx), gf_exchange_pipe_expect(&sim->xch))
+COMM_TIMED(comm_pipe_post, (void *ctx, gf_particles *p), gf_exchange_pipe_post(&sim->xch, p))
+COMM_TIMED(comm_pipe_take, (void *ctx, gf_particles *p), gf_exchange_pipe_take(&sim->xch, p))
+COMM_TIMED(comm_max, (void *ctx, double *values, int n),
+           gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX))
+#undef COMM_TIMED
 
 /* The solve, and with per-pair speculation the check that no near pair closes at the solved
  * velocities: those become contacts and the sweeps continue (collective: every rank continues
