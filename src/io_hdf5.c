@@ -732,9 +732,11 @@ static void write_particles(h5file *f, const gf_sim *sim, int full, int64_t *glo
         VEC("inverse_inertia", p->inv_inertia, 3, "1/(kg m^2)",
             "principal inverse moments of inertia, body frame");
     }
-    if (full && sim->distributed && sim->ghosts_ready && sim->ghost_range > 0.0) {
-        /* The ghost lists as the last build chose them (agreed: the range and readiness are
-         * alike on every rank), so a restart on this layout continues with the same lists. */
+    if (full && sim->distributed && (sim->ghosts_ready || sim->ghost_restore) &&
+        sim->ghost_range > 0.0) {
+        /* The ghost lists as the last build chose them, or as a restart not yet stepped holds
+         * them (agreed: the range and these flags are alike on every rank), so a restart on
+         * this layout continues with the same lists. */
         if (sim->ghost_nref != n) /* written anyway, empty: every rank makes the same calls */
             h5_local(f, GF_ERROR(GF_ERR_STATE, "ghost lists of %zu particles for %zu",
                                  sim->ghost_nref, n));

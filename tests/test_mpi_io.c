@@ -424,6 +424,17 @@ static void test_restart_kept_ghosts(void **state) {
     GF_ASSERT_OK(gf_io_read_checkpoint(&second, path));
     assert_int_equal(second.step, first.step);
     assert_int_equal(second.ghost_restore, second.distributed);
+    /* A checkpoint of the restart before it steps (a finished run continued by 0 steps) keeps
+     * the lists too. */
+    char again[512];
+    path_of(again, sizeof again, "kept-again.ckpt.h5");
+    GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &second, again));
+    gf_sim third;
+    make_sim(&third, &P, 0);
+    third.ghost_skin_fraction = 1.0;
+    third.sort_every = 0;
+    GF_ASSERT_OK(gf_io_read_checkpoint(&third, again));
+    assert_int_equal(third.ghost_restore, third.distributed);
     /* The same ghosts as the writer holds, in the same rows, to the last bit. */
     GF_ASSERT_OK(gf_sim_start(&second));
     const gf_particles *pa = &first.particles, *pb = &second.particles;
@@ -448,21 +459,28 @@ static void test_restart_kept_ghosts(void **state) {
         GF_ASSERT_OK(gf_sim_step(&first));
     while (second.step < N)
         GF_ASSERT_OK(gf_sim_step(&second));
+    while (third.step < N)
+        GF_ASSERT_OK(gf_sim_step(&third));
     if (second.distributed)
         assert_true(second.ghost_refreshes > 0);
-    size_t n0 = 0, n1 = 0, n2 = 0;
+    size_t n0 = 0, n1 = 0, n2 = 0, n3 = 0;
     gf_particle *s0 = gather_all(&straight, &P, &n0);
     gf_particle *a = gather_all(&first, &P, &n1), *b = gather_all(&second, &P, &n2);
+    gf_particle *c = gather_all(&third, &P, &n3);
     if (P.rank == 0) {
         assert_int_equal(n1, 336);
         assert_int_equal(n0, n1);
         assert_int_equal(n1, n2);
+        assert_int_equal(n1, n3);
         assert_same_particles(s0, a, n1);
         assert_same_particles(a, b, n1);
+        assert_same_particles(a, c, n1);
     }
     free(s0);
     free(a);
     free(b);
+    free(c);
+    gf_sim_free(&third);
     gf_sim_free(&straight);
     gf_sim_free(&first);
     gf_sim_free(&second);
