@@ -452,6 +452,16 @@ static double ghost_moved(const gf_sim *sim) {
     return sqrt(d2);
 }
 
+/* Room for the positions the ghost lists are chosen from, n owned particles. */
+static gf_status reserve_ghost_ref(gf_sim *sim, size_t n) {
+    if (n > sim->ghost_capref) {
+        for (int d = 0; d < 3; ++d)
+            GF_TRY(gf_grow((void **)&sim->ghost_ref[d], n, sizeof(double)));
+        sim->ghost_capref = n;
+    }
+    return GF_OK;
+}
+
 /* Builds the ghosts within the interaction range plus the skin (as far as the thinnest
  * subdomain allows) and remembers the owned positions they were chosen from. */
 static gf_status build_ghosts(gf_sim *sim) {
@@ -471,11 +481,7 @@ static gf_status build_ghosts(gf_sim *sim) {
     }
     GF_TRY(gf_exchange_ghosts(&sim->xch, p, reach + skin));
     sim->ghost_range = skin > 0.0 ? reach + skin : 0.0; /* no skin: build every step */
-    if (p->n_local > sim->ghost_capref) {
-        for (int d = 0; d < 3; ++d)
-            GF_TRY(gf_grow((void **)&sim->ghost_ref[d], p->n_local, sizeof(double)));
-        sim->ghost_capref = p->n_local;
-    }
+    GF_TRY(reserve_ghost_ref(sim, p->n_local));
     for (int d = 0; d < 3; ++d)
         if (p->n_local > 0)
             memcpy(sim->ghost_ref[d], p->x[d], p->n_local * sizeof(double));
@@ -503,7 +509,6 @@ static gf_status exchange(gf_sim *sim, int changed) {
     }
     int full = changed || sort || sim->balance_pending || !sim->ghosts_ready;
     GF_TRY(update_margin(sim, full ? 0.0 : ghost_moved(sim), &full));
-    sim->exchange_full = full;
     if (!full) {
         sim->ghost_refreshes++;
         return gf_exchange_refresh(&sim->xch, p);
@@ -526,11 +531,7 @@ gf_status gf_sim_restore_ghost_lists(gf_sim *sim, const double *ref, double rang
     if (p->n_ghost != 0 || !(range > 0.0) || !isfinite(range))
         return GF_ERROR(GF_ERR_STATE, "ghost lists restored with ghosts present or a range of %g m",
                         range);
-    if (p->n_local > sim->ghost_capref) {
-        for (int d = 0; d < 3; ++d)
-            GF_TRY(gf_grow((void **)&sim->ghost_ref[d], p->n_local, sizeof(double)));
-        sim->ghost_capref = p->n_local;
-    }
+    GF_TRY(reserve_ghost_ref(sim, p->n_local));
     for (size_t i = 0; i < p->n_local; ++i)
         for (int d = 0; d < 3; ++d)
             sim->ghost_ref[d][i] = ref[3 * i + d];
@@ -568,7 +569,6 @@ static gf_status restore_ghosts(gf_sim *sim) {
     swap_positions(p, sim->ghost_ref);
     GF_TRY(st);
     GF_TRY(gf_exchange_refresh(&sim->xch, p));
-    sim->exchange_full = 0;
     sim->ghosts_ready = 1;
     return GF_OK;
 }

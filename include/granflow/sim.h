@@ -123,7 +123,6 @@ typedef struct {
     double ghost_range; /* of the last build (0: none yet) */
     double *ghost_ref[3];
     size_t ghost_nref, ghost_capref;
-    int exchange_full;                  /* the last exchange migrated and built the ghosts */
     int ghost_restore;                  /* gf_sim_start builds the lists from ghost_ref */
     long ghost_builds, ghost_refreshes; /* exchanges of this run of either kind */
     int warned_ghost_skin;              /* the warning that the subdomains cut the skin was given */
