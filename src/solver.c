@@ -162,7 +162,6 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
         const double n[3] = {c->n[0][j], c->n[1][j], c->n[2][j]};
         const double t[3] = {c->t[0][j], c->t[1][j], c->t[2][j]};
         const double o[3] = {c->o[0][j], c->o[1][j], c->o[2][j]};
-        r->b1 = r->b2 = -1; /* numbered by the solve */
         r->contact = (int32_t)j;
         r->mu = s->prm.model == GF_MODEL_FRICTIONLESS ? 0.0 : c->mu[j];
         for (int d = 0; d < 3; ++d) {
@@ -422,9 +421,10 @@ static gf_status number_bodies(gf_solver *s, const gf_particles *p, const gf_con
             if (b >= 0 && (b < nlocal) == owned)
                 number_body(s, b);
         }
-        for (int32_t i = 0; owned && shared && i < nlocal; ++i)
-            if (shared[i])
-                number_body(s, i);
+        if (owned && shared)
+            for (int32_t i = 0; i < nlocal; ++i)
+                if (shared[i])
+                    number_body(s, i);
         if (owned)
             s->nown = s->nrec;
     }
@@ -503,7 +503,7 @@ static void bodies_from_sync(gf_solver *s, const gf_particles *p) {
         gf_solver_body *b = &s->body[r];
         const double now[6] = {p->v[0][i], p->v[1][i], p->v[2][i],
                                p->w[0][i], p->w[1][i], p->w[2][i]};
-        if (memcmp(now, b->v, sizeof now) == 0)
+        if (memcmp(now, b->v, sizeof b->v) == 0 && memcmp(now + 3, b->w, sizeof b->w) == 0)
             continue;
         if (s->measuring)
             keep_before_change(s, r);
@@ -769,8 +769,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     const int jacobi = s->prm.mode == GF_SWEEP_JACOBI;
     const int parallel = comm && comm->sync;
     const int phases = parallel && !jacobi && comm->ncolors > 1 ? comm->ncolors : 1;
-    const int pipelined =
-        phases == 2 && comm->pipe_expect && comm->pipe_post && comm->pipe_take ? 1 : 0;
+    const int pipelined = phases == 2 && comm->pipe_expect && comm->pipe_post && comm->pipe_take;
     const long fixed = s->prm.sweeps;
     const long nsweeps = fixed > 0 ? fixed : s->prm.max_iterations;
     const long every = s->prm.tolerance > 0.0 && s->prm.check_every > 0

@@ -2,8 +2,9 @@
  * the bodies, whatever the particles' memory order. The Gauss-Seidel result is defined by the
  * contacts' order and the bodies alone, so a permutation of the particle arrays must not change
  * one bit of it; copies of one body share its record; a body shared with another rank counts in
- * the stopping test even without a contact here; the relaxation weight falls on the contacts with
- * another rank's particle. */
+ * the stopping test even without a contact here, and a synchronisation that changes nothing
+ * makes no block be solved again; the relaxation weight falls on the contacts with another
+ * rank's particle. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,61 @@ static void test_memory_order_indifferent(void **state) {
     }
 }
 
+/* The records themselves: on a pile stored in a random order, the owned bodies are numbered in
+ * the order the sweep first meets them (so it streams through its records), and each record
+ * names its particle. */
+static void test_records_in_sweep_order(void **state) {
+    (void)state;
+    scene s;
+    make_pile(&s, 0.001);
+    uint64_t rng = 5;
+    int32_t where[NP];
+    for (int32_t i = 0; i < NP; ++i)
+        where[i] = i;
+    for (int32_t i = NP - 1; i > 0; --i) {
+        int32_t k = (int32_t)gf_test_uniform(&rng, 0.0, (double)(i + 1)), t = where[i];
+        where[i] = where[k];
+        where[k] = t;
+    }
+    gf_particle rec[NP];
+    for (size_t i = 0; i < NP; ++i)
+        gf_particles_get(&s.p, i, &rec[i]);
+    for (size_t i = 0; i < NP; ++i)
+        gf_particles_set(&s.p, (size_t)where[i], &rec[i]);
+    for (size_t j = 0; j < s.c.count; ++j) {
+        s.c.i1[j] = where[s.c.i1[j]];
+        if (s.c.i2[j] >= 0)
+            s.c.i2[j] = where[s.c.i2[j]];
+    }
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.sweeps = 2;
+    gf_solver sv;
+    GF_ASSERT_OK(gf_solver_init(&sv, &prm));
+    GF_ASSERT_OK(gf_solver_prepare(&sv, &s.p, &s.c));
+    gf_solver_result res;
+    GF_ASSERT_OK(gf_solver_solve(&sv, &s.p, &s.w, &s.c, 1e-4, NULL, &res));
+    assert_int_equal(sv.nown, NP);
+    int32_t next = 0; /* the next record number a body met for the first time must get */
+    for (size_t q = 0; q < sv.ncontact; ++q) {
+        const gf_solver_contact *k = &sv.rec[q];
+        const int32_t b[2] = {k->b1, k->b2};
+        const int32_t part[2] = {s.c.i1[k->contact], s.c.i2[k->contact]};
+        for (int e = 0; e < 2; ++e) {
+            if (part[e] < 0)
+                continue; /* the floor */
+            assert_int_equal(sv.part_of[b[e]], part[e]);
+            if (b[e] == next)
+                ++next;
+            else
+                assert_true(b[e] < next);
+        }
+    }
+    assert_int_equal(next, NP);
+    gf_solver_free(&sv);
+    free_scene(&s);
+}
+
 /* Spheres of radius 0.01 on the x axis at x moving at vx, the first n_owned owned, the rest
  * ghosts, with their single contact detected, solved once with prm and comm (may be NULL).
  * Returns the result; the owned spheres' velocities along x go to out, the normal impulse to
@@ -231,6 +287,29 @@ static void test_shared_body_without_contact_counted(void **state) {
     }
 }
 
+/* A synchronisation that changes nothing changes no record: a resting pair whose body 1 another
+ * rank shares (and leaves alone) is solved in the first sweep only, as without the sharing. */
+static gf_status leave_alone(void *ctx, gf_particles *p) {
+    (void)ctx;
+    (void)p;
+    return GF_OK;
+}
+
+static void test_unchanged_sync_skips(void **state) {
+    (void)state;
+    const double x[2] = {0.0, 0.02}, vx[2] = {0.0, 0.0};
+    const uint8_t shared[2] = {0, 1};
+    gf_solver_comm comm = {
+        .sync = leave_alone, .max = gf_test_no_max, .shared = shared, .nslot = 2};
+    gf_solver_params prm;
+    gf_solver_params_default(&prm);
+    prm.sweeps = 5;
+    double out[2], ln;
+    gf_solver_result res = solve_row(2, 2, x, vx, &prm, &comm, out, &ln);
+    assert_int_equal(res.iterations, 5);
+    assert_int_equal(res.blocks, 1);
+}
+
 /* The relaxation weight of Gauss-Seidel falls on a contact with another rank's particle (a
  * ghost), not on one between owned particles: one sweep over an owned sphere hitting a ghost at
  * rest (equal masses) carries the share w of the inelastic impulse m v / 2; the same sphere
@@ -255,8 +334,10 @@ int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_order_indifferent),
+        cmocka_unit_test(test_records_in_sweep_order),
         cmocka_unit_test(test_copies_share_a_record),
         cmocka_unit_test(test_shared_body_without_contact_counted),
+        cmocka_unit_test(test_unchanged_sync_skips),
         cmocka_unit_test(test_relaxation_on_ghost_contacts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
