@@ -3,8 +3,8 @@
  *   lattice    the order they were generated in (neighbours close in memory);
  *   scrambled  a random permutation: the order a long flow leaves behind without re-sorting
  *              (swap removal, migration and inflow move particles anywhere in memory); the
- *              solve numbers its body records in the order its sweep meets them, and the
- *              contacts come cell by cell, so this order should cost little more than lattice;
+ *              contacts come in the pair list's index order, so the sweep reads its records
+ *              nearly at random (the worst case between two sorts of a run);
  *   re-sorted  the scrambled particles after the engine's spatial sort (gf_particles_sort),
  *              as a run re-sorts them every Contact.sort_every steps.
  * The packing: a simple cubic lattice of spheres of 0.5 mm touching their 6 neighbours, on a

@@ -518,7 +518,7 @@ static gf_status exchange(gf_sim *sim, int changed) {
     if (sim->balance_pending)
         GF_TRY(rebalance(sim));
     GF_TRY(gf_exchange_migrate(&sim->xch, p, sim->solver_params.warm_start ? &sim->warm : NULL));
-    /* Cells of the link cells' size: contacts are found cell by cell in this order. */
+    /* Cells of the link cells' size, so the contacts (in index order) are close in space. */
     if (sort)
         GF_TRY(gf_particles_sort(p, cell));
     GF_TRY(build_ghosts(sim));

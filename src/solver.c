@@ -395,10 +395,10 @@ static inline void number_body(gf_solver *s, int32_t i) {
     s->part_of[s->nrec++] = i;
 }
 
-/* The body records of a solve, in the order the sweep first meets their particles: in a long
- * flow the particles' memory order drifts away from space between sorts, the contacts' order
- * (detected cell by cell) does not, and the sweep then streams its bodies instead of reading
- * them at random (bench_sweep measures both orders). Owned particles come first, then ghosts;
+/* The body records of a solve, in the order the sweep first meets their particles, so the sweep
+ * streams its records (the contacts come in the pair list's order, by particle index: close
+ * in space after a sort; between sorts a flow drifts, which bench_sweep's scrambled order shows
+ * at its worst). Owned particles come first, then ghosts;
  * copies of a body share its slot's record; a particle no contact touches gets none, unless the
  * synchronisation reads or writes it (shared owned ones: their changes by other ranks count in
  * the stopping test). Then each contact's two records and the synchronised ones (`edge`). */

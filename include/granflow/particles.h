@@ -58,8 +58,8 @@ void gf_particles_clear_ghosts(gf_particles *p);
 void gf_particles_remove(gf_particles *p, size_t i);
 void gf_particles_get(const gf_particles *p, size_t i, gf_particle *rec);
 /* Puts the owned particles (no ghosts present) in the order of cells `cell` wide, x fastest, then
- * y, then z, by id within a cell: the order in which contact detection visits its link cells, so
- * the contacts, which the solver sweeps in the order found, read their bodies in memory order
+ * y, then z, by id within a cell: the contacts, which come by particle index and which the solver
+ * sweeps in that order, then read their bodies close to memory order
  * (a Morton order measured 25% slower: the sweep then jumps between rows of cells). The order
  * depends only on the particles' positions and ids. */
 gf_status gf_particles_sort(gf_particles *p, double cell);
