@@ -550,29 +550,22 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     out->any_immovable = any_immovable(p, np);
     /* The pair list first: it refuses a non-finite centre, which no geometry query may meet. */
     GF_TRY(gf_linkcells_update(lc, p, margin));
-    /* Contacts with the geometry first: the sweeps solve in contact order, and a Gauss-Seidel
-     * sweep that meets the immovable supports (walls, obstacles) before the pairs carries their
-     * reaction through a pile within the sweep. In the channel demo the deepest penetrations of
-     * 20 sweeps fell by a third (median over steps 0.027% -> 0.019% of a radius). */
-    for (size_t i = 0; i < p->n_local; ++i)
-        GF_TRY(wall_contacts(p, w, m, i, margin, lc, out));
-    /* The listed pairs within reach, in the list's order (by first index, then second), found
-     * without a branch per pair (most of the skin's pairs miss, at random), then their
-     * contacts. */
-    GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, lc->npair, sizeof *lc->hit));
-    const int32_t *pa = lc->pa, *pb = lc->pb;
-    const gf_cell_point *now = lc->now;
-    int32_t *hit = lc->hit;
-    size_t nh = 0;
-    for (size_t k = 0; k < lc->npair; ++k) {
-        const gf_cell_point a = now[pa[k]], b = now[pb[k]];
-        double e0 = a.x[0] - b.x[0], e1 = a.x[1] - b.x[1], e2 = a.x[2] - b.x[2],
-               reach = a.r + b.r + margin;
-        hit[nh] = (int32_t)k;
-        nh += e0 * e0 + e1 * e1 + e2 * e2 < reach * reach;
-    }
+    /* The owned particles cell by cell, in this step's positions: the sweeps solve in contact
+     * order and number the bodies by first use, so contacts that follow space keep the sweep's
+     * reads of body records within a few cache lines whatever the memory order (a scrambled
+     * packing of 2e5 spheres: 9.0e6 contact iterations per second in index order, see
+     * bench_sweep). Pairs of two ghosts (first index >= n_local) are never solved here. */
+    size_t nh;
+    GF_TRY(gf_linkcells_within(lc, p->n_local, margin, &nh));
+    const int32_t *order = lc->item;
+    /* Contacts with the geometry first: a Gauss-Seidel sweep that meets the immovable supports
+     * (walls, obstacles) before the pairs carries their reaction through a pile within the
+     * sweep. In the channel demo the deepest penetrations of 20 sweeps fell by a third (median
+     * over steps 0.027% -> 0.019% of a radius). */
+    for (size_t s = 0; s < p->n_local; ++s)
+        GF_TRY(wall_contacts(p, w, m, (size_t)order[s], margin, lc, out));
     for (size_t h = 0; h < nh; ++h)
-        GF_TRY(candidate(p, m, pa[hit[h]], pb[hit[h]], margin, lc, out));
+        GF_TRY(candidate(p, m, lc->pa[lc->sorted[h]], lc->pb[lc->sorted[h]], margin, lc, out));
     return GF_OK;
 }
 

@@ -13,9 +13,12 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->item);
     free(lc->cell);
     free(lc->pos);
+    free(lc->rank);
+    free(lc->sorted);
     free(lc->hit);
     free(lc->pa);
     free(lc->pb);
+    free(lc->run);
     free(lc->ref_id);
     free(lc->ref);
     free(lc->now);
@@ -25,23 +28,25 @@ void gf_linkcells_free(gf_linkcells *lc) {
     gf_linkcells_init(lc);
 }
 
-/* Bins all particles into cells at least `h` wide by a counting sort, with a layer of empty
+/* Bins the first np particles into cells at least `h` wide, widened until there are at most
+ * about `per` cells per particle, by a counting sort stable in the index, with a layer of empty
  * cells around the grid so that a cell's neighbours are fixed index offsets (no bounds tests in
- * the pair loop), and copies centres and radii in cell order (`pos`): the pair loop then reads
- * a neighbour cell's particles as one contiguous run instead of gathering them. The centres are
- * finite (gf_linkcells_update checked them). */
-static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, double h) {
+ * the pair loop); notes each particle's place in that order (`rank`) and, if with_pos, copies
+ * centres and radii in cell order (`pos`): the pair loop then reads a neighbour cell's
+ * particles as one contiguous run instead of gathering them. The centres are finite
+ * (gf_linkcells_update checked them). */
+static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, double h, double per,
+                     int with_pos) {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t i = 0; i < np; ++i)
         for (int d = 0; d < 3; ++d) {
             lo[d] = now[i].x[d] < lo[d] ? now[i].x[d] : lo[d];
             hi[d] = now[i].x[d] > hi[d] ? now[i].x[d] : hi[d];
         }
-    /* Never more cells than about 8 per particle: empty cells cost memory and a pass each in
-     * sparse or spread-out systems, but cells wider than the range cost candidate pairs (2 per
-     * particle made the channel demo's detection 25% slower). The padded grid has at least
-     * 27 cells, which the constant term always allows. */
-    double cap = 8.0 * (double)np + 64.0;
+    /* The padded grid has at least 27 cells, which the constant term always allows. */
+    double cap = per * (double)np + 64.0;
+    if (!(h > 0.0) || !isfinite(h)) /* point particles without a margin: one cell is enough */
+        h = fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), fmax(hi[2] - lo[2], 1.0));
     size_t ncells = 1;
     for (;;) {
         double total = 1.0;
@@ -64,6 +69,7 @@ static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, doub
         GF_TRY(gf_grow((void **)&lc->item, np, sizeof *lc->item));
         GF_TRY(gf_grow((void **)&lc->cell, np, sizeof *lc->cell));
         GF_TRY(gf_grow((void **)&lc->pos, np, sizeof *lc->pos));
+        GF_TRY(gf_grow((void **)&lc->rank, np, sizeof *lc->rank));
         lc->capitems = np;
     }
     const int px = lc->dim[0] + 2, pxy = px * (lc->dim[1] + 2);
@@ -89,8 +95,11 @@ static gf_status bin(gf_linkcells *lc, const gf_cell_point *now, size_t np, doub
     for (size_t i = 0; i < np; ++i) {
         int32_t k = lc->start[lc->cell[i] + 1]++;
         lc->item[k] = (int32_t)i;
-        lc->pos[k] = now[i];
+        lc->rank[i] = k;
     }
+    if (with_pos)
+        for (size_t k = 0; k < np; ++k)
+            lc->pos[k] = now[lc->item[k]];
     return GF_OK;
 }
 
@@ -107,10 +116,11 @@ static void half_shell(const gf_linkcells *lc, int32_t off[13]) {
 }
 
 /* Sorts the pair list by a, then b: a counting sort by a (`count` has room for np + 1), then
- * each run of equal a (a few pairs) by insertion. */
+ * each run of equal a (a few pairs) by insertion; notes where each run begins. */
 static gf_status sort_pairs(gf_linkcells *lc, size_t np) {
     size_t n = lc->npair;
     GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, np + 1, sizeof *lc->map));
+    GF_TRY(gf_reserve((void **)&lc->run, &lc->caprun, np + 1, sizeof *lc->run));
     GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, n, sizeof *lc->hit));
     int32_t *count = lc->map, *sorted = lc->hit;
     memset(count, 0, (np + 1) * sizeof *count);
@@ -122,8 +132,10 @@ static gf_status sort_pairs(gf_linkcells *lc, size_t np) {
         sorted[count[lc->pa[k]]++] = lc->pb[k];
     /* count[i] is now the end of a = i's run. */
     size_t k = 0;
+    lc->run[0] = 0;
     for (size_t i = 0; i < np; ++i) {
         size_t end = (size_t)count[i];
+        lc->run[i + 1] = count[i];
         for (size_t j = k + 1; j < end; ++j) {
             int32_t b = sorted[j];
             size_t m = j;
@@ -149,16 +161,24 @@ static gf_status pairs_reserve(gf_linkcells *lc, size_t need) {
     return gf_reserve((void **)&lc->pb, &lc->cappb, need, sizeof *lc->pb);
 }
 
+static double max_radius(const gf_cell_point *pt, size_t n) {
+    double rmax = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        rmax = pt[i].r > rmax ? pt[i].r : rmax;
+    return rmax;
+}
+
 /* The list from scratch: every pair within r_a + r_b + range, found cell by cell, then sorted;
  * the particles' ids and this step's centres become the reference of the next updates. */
 static gf_status build(gf_linkcells *lc, const gf_particles *p, size_t np, double range) {
-    double rmax = 0.0;
-    for (size_t i = 0; i < np; ++i)
-        rmax = lc->now[i].r > rmax ? lc->now[i].r : rmax;
+    double rmax = max_radius(lc->now, np);
     lc->npair = 0;
     lc->built = 0;
     if (np > 0) {
-        GF_TRY(bin(lc, lc->now, np, 2.0 * rmax + range));
+        /* Never more cells than about 8 per particle: empty cells cost memory and a pass each in
+         * sparse or spread-out systems, but cells wider than the range cost candidate pairs (2
+         * per particle made the channel demo's detection 25% slower). */
+        GF_TRY(bin(lc, lc->now, np, 2.0 * rmax + range, 8.0, 1));
         int32_t off[13];
         half_shell(lc, off);
         const int32_t *start = lc->start, *item = lc->item;
@@ -376,4 +396,43 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
     if (usable && !resized && 2.0 * sqrt(d2max) + margin + slack <= lc->built_range)
         return GF_OK;
     return build(lc, p, np, margin + skin);
+}
+
+gf_status gf_linkcells_within(gf_linkcells *lc, size_t n, double margin, size_t *nhit) {
+    *nhit = 0;
+    if (n == 0 || !lc->built)
+        return GF_OK;
+    /* Cells of the contact range, at most about one per particle: finer cells order a few
+     * particles more closely but cost a pass over their counts each step. */
+    GF_TRY(bin(lc, lc->now, n, 2.0 * max_radius(lc->now, n) + margin, 1.0, 0));
+    /* The pairs within reach, in list order (by first index, then second), found without a
+     * branch per pair (most of the skin's pairs miss, at random); pairs of two particles beyond
+     * the first n (the list's tail) are not looked at. */
+    const size_t npair = (size_t)lc->run[n];
+    GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, npair, sizeof *lc->hit));
+    GF_TRY(gf_reserve((void **)&lc->sorted, &lc->capsorted, npair, sizeof *lc->sorted));
+    GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, n + 1, sizeof *lc->map));
+    const int32_t *pa = lc->pa, *pb = lc->pb, *rank = lc->rank;
+    const gf_cell_point *now = lc->now;
+    int32_t *hit = lc->hit;
+    size_t nh = 0;
+    for (size_t k = 0; k < npair; ++k) {
+        const gf_cell_point a = now[pa[k]], b = now[pb[k]];
+        double e0 = a.x[0] - b.x[0], e1 = a.x[1] - b.x[1], e2 = a.x[2] - b.x[2],
+               reach = a.r + b.r + margin;
+        hit[nh] = (int32_t)k;
+        nh += e0 * e0 + e1 * e1 + e2 * e2 < reach * reach;
+    }
+    /* Then by the first particle's rank in the cell order: a counting sort, stable, so each
+     * particle's pairs stay by second index. */
+    int32_t *count = lc->map, *sorted = lc->sorted;
+    memset(count, 0, (n + 1) * sizeof *count);
+    for (size_t h = 0; h < nh; ++h)
+        count[rank[pa[hit[h]]] + 1]++;
+    for (size_t i = 0; i < n; ++i)
+        count[i + 1] += count[i];
+    for (size_t h = 0; h < nh; ++h)
+        sorted[count[rank[pa[hit[h]]]]++] = hit[h];
+    *nhit = nh;
+    return GF_OK;
 }

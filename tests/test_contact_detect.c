@@ -399,6 +399,83 @@ static void test_spatial_sort(void **state) {
     gf_particles_free(&ref);
 }
 
+/* The cell of a centre in the grid gf_linkcells_order promises: cells 2 r_max + margin wide
+ * from the owned particles' lowest corner, as many whole cells along each axis as fit (at least
+ * one; beyond the last, the last), numbered x fastest, then y, then z. */
+static long cell_key(const double x[3], const double lo[3], const double hi[3], double h) {
+    long key = 0;
+    for (int d = 2; d >= 0; --d) {
+        long dim = (long)floor((hi[d] - lo[d]) / h);
+        dim = dim < 1 ? 1 : dim;
+        long k = (long)floor((x[d] - lo[d]) / h);
+        key = key * dim + (k < dim ? k : dim - 1);
+    }
+    return key;
+}
+
+/* Contacts follow space whatever the particles' memory order (random here: random_system
+ * places particle i anywhere): first the walls' contacts, then the pairs, each cell by cell of
+ * the owned particle with the smaller index (within a cell by that index, then by the other),
+ * so a Gauss-Seidel sweep meets bodies near the ones it has just read. */
+static void test_contacts_follow_space(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    const double lo_wall[3] = {0, 0, 0}, up[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&w, lo_wall, up, NULL, 0));
+    gf_particles p;
+    const double margin = 0.01;
+    random_system(&p, 2024, 3000, 400, 1.0, 0.02, 0.05);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double rmax = 0.0;
+    for (size_t i = 0; i < p.n_local; ++i) {
+        rmax = fmax(rmax, p.radius[i]);
+        for (int d = 0; d < 3; ++d) {
+            lo[d] = fmin(lo[d], p.x[d][i]);
+            hi[d] = fmax(hi[d], p.x[d][i]);
+        }
+    }
+    const double h = 2.0 * rmax + margin;
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    lc.skin = 0.02;
+    gf_contacts c;
+    gf_contacts_init(&c);
+    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, margin, &lc, &c));
+    size_t walls = 0, changes = 0, jumps = 0;
+    long prev[3] = {-1, -1, -1}; /* cell, smaller index, larger index of the last contact */
+    int in_pairs = 0;
+    for (size_t j = 0; j < c.count; ++j) {
+        int32_t a = c.i1[j], b = c.i2[j];
+        if (b < 0) {
+            assert_false(in_pairs); /* every wall contact before the pairs */
+            ++walls;
+        } else if (!in_pairs) {
+            in_pairs = 1;
+            prev[0] = prev[1] = prev[2] = -1;
+        }
+        int32_t first = b >= 0 && b < a ? b : a, second = b >= 0 && b < a ? a : b;
+        assert_true((size_t)first < p.n_local);
+        const double x[3] = {p.x[0][first], p.x[1][first], p.x[2][first]};
+        long now[3] = {cell_key(x, lo, hi, h), first, second};
+        int order = 0;
+        for (int k = 0; k < 3 && order == 0; ++k)
+            order = (now[k] > prev[k]) - (now[k] < prev[k]);
+        assert_true(order >= 0); /* equal: more points of one pair */
+        /* The next first particle: mostly far away in memory (the input is scrambled). */
+        changes += j > 0 && now[1] != prev[1];
+        jumps += j > 0 && labs(now[1] - prev[1]) > 100;
+        memcpy(prev, now, sizeof now);
+    }
+    assert_true(walls > 20 && c.count > 3000 + walls);
+    assert_true(jumps > changes / 2); /* the input really is scrambled */
+    gf_contacts_free(&c);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
 /* The contacts of two detections, the same in content and order, bit for bit. */
 static void check_identical(const gf_contacts *x, const gf_contacts *y) {
     assert_int_equal(x->count, y->count);
@@ -596,7 +673,7 @@ int main(void) {
         cmocka_unit_test(test_matches_brute_force),    cmocka_unit_test(test_contact_frame),
         cmocka_unit_test(test_nonfinite_position),     cmocka_unit_test(test_frame_every_direction),
         cmocka_unit_test(test_pair_list_reuse),        cmocka_unit_test(test_pair_list_head_on),
-        cmocka_unit_test(test_pair_list_new_particle),
+        cmocka_unit_test(test_pair_list_new_particle), cmocka_unit_test(test_contacts_follow_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,11 @@
  * (removals, a new order) keeps the list when every particle is still there, its indices
  * renamed, and a few new particles join it (more: a new search).
  *
- * The list is sorted by the pair's first index, then its second: the pairs within reach come
- * out in that order whatever the list held, so detection, and the simulation, give the same
- * results, bit for bit, with any skin. */
+ * The list is sorted by the pair's first index, then its second, and knows where each first
+ * index's run begins: detection takes the pairs within reach in the cell order of this step's
+ * centres (gf_linkcells_within), so the pairs within reach come out cell by cell, in an order that
+ * does not depend on what the list held, and detection, and the simulation, give the same results,
+ * bit for bit, with any skin. */
 #ifndef GRANFLOW_LINKCELLS_H
 #define GRANFLOW_LINKCELLS_H
 
@@ -35,12 +37,15 @@ typedef struct {
     int32_t *item;      /* particle indices sorted by cell */
     int32_t *cell;      /* cell of each particle */
     gf_cell_point *pos; /* centres and radii in item order */
+    int32_t *rank;      /* place of each particle in item */
     int32_t *hit;       /* candidates within reach (indices into item, or into the pair list) */
-    size_t caphit;
-    /* The pair list: npair pairs a[k] < b[k] of particle indices, sorted by a, then b. */
+    int32_t *sorted;    /* the pairs within reach in cell order (gf_linkcells_within) */
+    size_t caphit, capsorted;
+    /* The pair list: npair pairs a[k] < b[k] of particle indices, sorted by a, then b; the
+     * pairs of first index i are run[i] .. run[i + 1] - 1. */
     double skin; /* set by the caller: the skin of the next build (m) */
-    size_t npair, cappa, cappb;
-    int32_t *pa, *pb;
+    size_t npair, cappa, cappb, caprun;
+    int32_t *pa, *pb, *run;
     /* At the last build, per particle: its id, radius and centre; and the margin plus skin the
      * list holds (reach = r_a + r_b + built_range). */
     size_t nref, capref, capref_id;
@@ -69,5 +74,14 @@ void gf_linkcells_free(gf_linkcells *lc);
  * cannot vouch for that, and fills lc->now with this step's centres and radii. A non-finite
  * centre is an error naming the particle. */
 gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double margin);
+
+/* After gf_linkcells_update: the first n particles (the owned ones) ordered cell by cell of
+ * this step's centres, lc->item[0 .. n - 1], and the listed pairs within r_a + r_b + margin
+ * whose first particle is one of them in that order (then by second index), lc->sorted[0 ..
+ * *nhit - 1] as indices into pa and pb. The cells are 2 r_max + margin wide (r_max of the n
+ * particles), widened until there are at most about n + 64, over the n centres' bounding box,
+ * numbered x fastest, then y, then z; within a cell by index. The order depends only on this
+ * step's centres and radii, never on the pair list's skin. */
+gf_status gf_linkcells_within(gf_linkcells *lc, size_t n, double margin, size_t *nhit);
 
 #endif
