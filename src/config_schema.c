@@ -418,8 +418,9 @@ static const gf_config_key keys[] = {
      "sweeps continue, so nothing penetrates unseen. false: every pair within the margin, which "
      "counts the fastest particle's speed for all pairs."},
     {"Contact", "sort_every", GF_KEY_INTEGER, "20", "[0, 1e9]",
-     "Steps between sorts of the particles into the order in which contact detection visits its "
-     "cells, so that the solver reads the bodies in memory order; 0: never."},
+     "Steps between sorts of the particles into the cell order in which contact detection lists "
+     "contacts, so that detection reads the particle arrays nearly in memory order (the sweep "
+     "keeps its speed without); 0: never."},
     {"Contact", "skin_fraction", GF_KEY_NUMBER, "1", "[0, 10]",
      "The skin of the candidate pair list, in radii of the largest particle: the list holds the "
      "pairs within the margin plus the skin and is searched again only when a particle has moved "

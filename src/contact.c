@@ -553,8 +553,9 @@ gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_m
     /* The owned particles cell by cell, in this step's positions: the sweeps solve in contact
      * order and number the bodies by first use, so contacts that follow space keep the sweep's
      * reads of body records within a few cache lines whatever the memory order (a scrambled
-     * packing of 2e5 spheres: 9.0e6 contact iterations per second in index order, see
-     * bench_sweep). Pairs of two ghosts (first index >= n_local) are never solved here. */
+     * packing of 2e5 spheres, bench_sweep: 3.1e7 contact iterations per second, 1.0e7 with
+     * the contacts in particle index order). Pairs of two ghosts (first index >= n_local) are never
+     * solved here. */
     size_t nh;
     GF_TRY(gf_linkcells_within(lc, p->n_local, margin, &nh));
     const int32_t *order = lc->item;

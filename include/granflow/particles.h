@@ -58,10 +58,10 @@ void gf_particles_clear_ghosts(gf_particles *p);
 void gf_particles_remove(gf_particles *p, size_t i);
 void gf_particles_get(const gf_particles *p, size_t i, gf_particle *rec);
 /* Puts the owned particles (no ghosts present) in the order of cells `cell` wide, x fastest, then
- * y, then z, by id within a cell: the contacts, which come by particle index and which the solver
- * sweeps in that order, then read their bodies close to memory order
- * (a Morton order measured 25% slower: the sweep then jumps between rows of cells). The order
- * depends only on the particles' positions and ids. */
+ * y, then z, by id within a cell, the order in which detection lists contacts: reading a
+ * contact's bodies then walks the particle arrays nearly in memory order (a Morton order
+ * measured 25% slower: the sweep then jumps between rows of cells). The order depends only on
+ * the particles' positions and ids. */
 gf_status gf_particles_sort(gf_particles *p, double cell);
 void gf_particles_set(gf_particles *p, size_t i, const gf_particle *rec);
 
