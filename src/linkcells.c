@@ -388,6 +388,11 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
             if (!isfinite(p->x[0][i] + p->x[1][i] + p->x[2][i]))
                 return GF_ERROR(GF_ERR_NUMERIC, "particle %lld has a non-finite position",
                                 (long long)p->id[i]);
+    /* After the centres, whose error says more when a speed ran away: a NaN margin would fail
+     * every reach test, no contacts, silently. */
+    if (!(margin >= 0.0) || !isfinite(margin))
+        return GF_ERROR(GF_ERR_INPUT, "the contact margin must be finite and not negative (%g)",
+                        margin);
     /* A pair left out was at least r_a + r_b + built_range apart; each centre has moved by at
      * most dmax since, so it is still more than r_a + r_b + margin apart while 2 dmax + margin
      * <= built_range. The allowance covers the rounding of the distances (a few ulps of the

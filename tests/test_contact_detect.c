@@ -152,6 +152,19 @@ static void test_nonfinite_position(void **state) {
             gf_contacts_free(&c);
             gf_particles_free(&p);
         }
+    /* So is a margin that is not a distance: no reach test could pass it. */
+    const double bad_margin[] = {NAN, INFINITY, -1e-3};
+    for (size_t k = 0; k < sizeof bad_margin / sizeof bad_margin[0]; ++k) {
+        gf_particles p;
+        random_system(&p, 7, 40, 0, 1.0, 0.01, 0.02);
+        gf_contacts c;
+        gf_contacts_init(&c);
+        assert_int_equal(gf_contact_detect(&p, &w, &m, bad_margin[k], &lc, &c), GF_ERR_INPUT);
+        assert_non_null(strstr(gf_error_message(), "contact margin"));
+        gf_error_clear();
+        gf_contacts_free(&c);
+        gf_particles_free(&p);
+    }
     gf_linkcells_free(&lc);
     gf_walls_free(&w);
 }

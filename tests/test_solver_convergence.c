@@ -256,37 +256,12 @@ static gf_status count_max(void *ctx, double *values, int n) {
 static gf_solver_result solve_row_of(int n, const double *x, const double *vx, double r,
                                      double margin, size_t contacts, const gf_solver_params *prm,
                                      double dt, const gf_solver_comm *comm, double *out) {
-    gf_particles p;
-    gf_particles_init(&p);
-    gf_walls w;
-    gf_walls_init(&w);
-    gf_materials mat;
-    gf_materials_init(&mat);
-    for (int k = 0; k < n; ++k) {
-        gf_particle rec;
-        const double c[3] = {x[k], 0, 0};
-        gf_particle_make_sphere(&rec, k, c, r, 1000.0, 0);
-        rec.v[0] = vx[k];
-        GF_ASSERT_OK(gf_particles_add(&p, &rec));
-    }
-    gf_contacts c;
-    gf_contacts_init(&c);
-    gf_linkcells lc;
-    gf_linkcells_init(&lc);
-    GF_ASSERT_OK(gf_contact_detect(&p, &w, &mat, margin, &lc, &c));
-    assert_int_equal(c.count, contacts);
-    gf_solver s;
-    GF_ASSERT_OK(gf_solver_init(&s, prm));
-    GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
-    gf_solver_result res;
-    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, dt, comm, &res));
+    gf_test_row t;
+    gf_test_row_solve(&t, n, n, x, vx, r, margin, contacts, prm, dt, comm);
     for (int k = 0; k < n && out; ++k)
-        out[k] = p.v[0][k];
-    gf_solver_free(&s);
-    gf_linkcells_free(&lc);
-    gf_contacts_free(&c);
-    gf_particles_free(&p);
-    return res;
+        out[k] = t.p.v[0][k];
+    gf_test_row_free(&t);
+    return t.res;
 }
 
 /* Solves one step of the resting pair (all impulses zero) or the chain impact directly, with

@@ -18,33 +18,10 @@
 #define SIDE 6
 #define NP (SIDE * SIDE * SIDE)
 
-typedef struct {
-    gf_particles p;
-    gf_walls w;
-    gf_materials m;
-    gf_contacts c;
-    gf_linkcells lc;
-} scene;
-
-/* Nothing in it; and its release. */
-static void scene_init(scene *s) {
-    gf_particles_init(&s->p);
-    gf_walls_init(&s->w);
-    gf_materials_init(&s->m);
-    gf_contacts_init(&s->c);
-    gf_linkcells_init(&s->lc);
-}
-
-static void free_scene(scene *s) {
-    gf_linkcells_free(&s->lc);
-    gf_contacts_free(&s->c);
-    gf_particles_free(&s->p);
-}
-
 /* A jittered lattice of spheres of radius about R on a floor, most pressed into their neighbours,
  * moving at random; every seventh with an anisotropic inertia (the general kernel's path). */
-static void make_pile(scene *s, double R) {
-    scene_init(s);
+static void make_pile(gf_test_row *s, double R) {
+    gf_test_row_init(s);
     GF_ASSERT_OK(gf_materials_set_friction(&s->m, 0, 0, 0.4));
     const double o[3] = {0, 0, 0}, up[3] = {0, 0, 1};
     GF_ASSERT_OK(gf_walls_add(&s->w, o, up, NULL, 0));
@@ -72,8 +49,8 @@ static void make_pile(scene *s, double R) {
 
 /* Solves the scene's contacts from zero impulses with prm; velocities by id into v (6 per id),
  * impulses into lambda (3 per contact). */
-static void solve_scene(scene *s, const gf_solver_params *prm, gf_solver_result *res, double *v,
-                        double *lambda) {
+static void solve_scene(gf_test_row *s, const gf_solver_params *prm, gf_solver_result *res,
+                        double *v, double *lambda) {
     gf_solver sv;
     for (size_t j = 0; j < s->c.count; ++j)
         s->c.lambda[0][j] = s->c.lambda[1][j] = s->c.lambda[2][j] = 0.0;
@@ -98,7 +75,7 @@ static void test_memory_order_indifferent(void **state) {
     (void)state;
     const double R = 0.001;
     for (int fixed = 0; fixed < 2; ++fixed) {
-        scene s;
+        gf_test_row s;
         make_pile(&s, R);
         size_t nc = s.c.count;
         assert_true(nc > 2 * NP); /* a dense pile: about three pairs a sphere */
@@ -152,7 +129,7 @@ static void test_memory_order_indifferent(void **state) {
         free(v1);
         free(l0);
         free(l1);
-        free_scene(&s);
+        gf_test_row_free(&s);
     }
 }
 
@@ -161,7 +138,7 @@ static void test_memory_order_indifferent(void **state) {
  * names its particle. */
 static void test_records_in_sweep_order(void **state) {
     (void)state;
-    scene s;
+    gf_test_row s;
     make_pile(&s, 0.001);
     uint64_t rng = 5;
     int32_t where[NP];
@@ -208,7 +185,7 @@ static void test_records_in_sweep_order(void **state) {
     }
     assert_int_equal(next, NP);
     gf_solver_free(&sv);
-    free_scene(&s);
+    gf_test_row_free(&s);
 }
 
 /* Spheres of radius 0.01 on the x axis at x moving at vx, the first n_owned owned, the rest
@@ -218,29 +195,13 @@ static void test_records_in_sweep_order(void **state) {
 static gf_solver_result solve_row(int n_owned, int n, const double *x, const double *vx,
                                   const gf_solver_params *prm, const gf_solver_comm *comm,
                                   double *out, double *lambda_n) {
-    scene s;
-    scene_init(&s);
-    for (int k = 0; k < n; ++k) {
-        gf_particle rec;
-        const double c[3] = {x[k], 0.0, 0.0};
-        gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
-        rec.v[0] = vx[k];
-        GF_ASSERT_OK(k < n_owned ? gf_particles_add(&s.p, &rec)
-                                 : gf_particles_add_ghost(&s.p, &rec));
-    }
-    GF_ASSERT_OK(gf_contact_detect(&s.p, &s.w, &s.m, 1e-4, &s.lc, &s.c));
-    assert_int_equal(s.c.count, 1);
-    gf_solver sv;
-    GF_ASSERT_OK(gf_solver_init(&sv, prm));
-    GF_ASSERT_OK(gf_solver_prepare(&sv, &s.p, &s.c));
-    gf_solver_result res;
-    GF_ASSERT_OK(gf_solver_solve(&sv, &s.p, &s.w, &s.c, 1e-4, comm, &res));
+    gf_test_row t;
+    gf_test_row_solve(&t, n_owned, n, x, vx, 0.01, 1e-4, 1, prm, 1e-4, comm);
     for (int k = 0; k < n_owned; ++k)
-        out[k] = s.p.v[0][k];
-    *lambda_n = s.c.lambda[0][0];
-    gf_solver_free(&sv);
-    free_scene(&s);
-    return res;
+        out[k] = t.p.v[0][k];
+    *lambda_n = t.c.lambda[0][0];
+    gf_test_row_free(&t);
+    return t.res;
 }
 
 /* A periodic image: sphere 0 (owned, far left) hits sphere 1 through its ghost copy 2, which

@@ -56,25 +56,7 @@ static gf_status fake_take(void *ctx, gf_particles *p) {
 /* A resting pair of spheres (0, 1) and sphere 2 far away, shared with the other rank; one
  * solve on a rank of `color` of two, with prm. */
 static gf_solver_result solve_three(int color, const gf_solver_params *prm, other *o, double *v2) {
-    gf_particles p;
-    gf_particles_init(&p);
     const double x[3] = {0.0, 0.02, 1.0};
-    for (int k = 0; k < 3; ++k) {
-        gf_particle rec;
-        const double c[3] = {x[k], 0.0, 0.0};
-        gf_particle_make_sphere(&rec, k, c, 0.01, 1000.0, 0);
-        GF_ASSERT_OK(gf_particles_add(&p, &rec));
-    }
-    gf_walls w;
-    gf_walls_init(&w);
-    gf_materials m;
-    gf_materials_init(&m);
-    gf_contacts c;
-    gf_contacts_init(&c);
-    gf_linkcells lc;
-    gf_linkcells_init(&lc);
-    GF_ASSERT_OK(gf_contact_detect(&p, &w, &m, 1e-4, &lc, &c));
-    assert_int_equal(c.count, 1);
     const uint8_t shared[3] = {0, 0, 1};
     gf_solver_comm comm = {.ctx = o,
                            .sync = fake_sync,
@@ -86,17 +68,11 @@ static gf_solver_result solve_three(int color, const gf_solver_params *prm, othe
                            .nslot = 3,
                            .color = color,
                            .ncolors = 2};
-    gf_solver s;
-    GF_ASSERT_OK(gf_solver_init(&s, prm));
-    GF_ASSERT_OK(gf_solver_prepare(&s, &p, &c));
-    gf_solver_result res;
-    GF_ASSERT_OK(gf_solver_solve(&s, &p, &w, &c, 1e-4, &comm, &res));
-    *v2 = p.v[1][2];
-    gf_solver_free(&s);
-    gf_linkcells_free(&lc);
-    gf_contacts_free(&c);
-    gf_particles_free(&p);
-    return res;
+    gf_test_row t;
+    gf_test_row_solve(&t, 3, 3, x, NULL, 0.01, 1e-4, 1, prm, 1e-4, &comm);
+    *v2 = t.p.v[1][2];
+    gf_test_row_free(&t);
+    return t.res;
 }
 
 /* A fixed number of sweeps: one synchronisation before the first and one after the last; in

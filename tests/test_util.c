@@ -83,6 +83,43 @@ gf_status gf_test_no_max(void *ctx, double *values, int n) {
     return GF_OK;
 }
 
+void gf_test_row_init(gf_test_row *t) {
+    gf_particles_init(&t->p);
+    gf_walls_init(&t->w);
+    gf_materials_init(&t->m);
+    gf_contacts_init(&t->c);
+    gf_linkcells_init(&t->lc);
+    memset(&t->res, 0, sizeof t->res);
+}
+
+void gf_test_row_solve(gf_test_row *t, int n_owned, int n, const double *x, const double *vx,
+                       double r, double margin, size_t contacts, const gf_solver_params *prm,
+                       double dt, const gf_solver_comm *comm) {
+    gf_test_row_init(t);
+    for (int k = 0; k < n; ++k) {
+        gf_particle rec;
+        const double c[3] = {x[k], 0.0, 0.0};
+        gf_particle_make_sphere(&rec, k, c, r, 1000.0, 0);
+        rec.v[0] = vx ? vx[k] : 0.0;
+        GF_ASSERT_OK(k < n_owned ? gf_particles_add(&t->p, &rec)
+                                 : gf_particles_add_ghost(&t->p, &rec));
+    }
+    GF_ASSERT_OK(gf_contact_detect(&t->p, &t->w, &t->m, margin, &t->lc, &t->c));
+    assert_int_equal(t->c.count, contacts);
+    gf_solver s;
+    GF_ASSERT_OK(gf_solver_init(&s, prm));
+    GF_ASSERT_OK(gf_solver_prepare(&s, &t->p, &t->c));
+    GF_ASSERT_OK(gf_solver_solve(&s, &t->p, &t->w, &t->c, dt, comm, &t->res));
+    gf_solver_free(&s);
+}
+
+void gf_test_row_free(gf_test_row *t) {
+    gf_linkcells_free(&t->lc);
+    gf_contacts_free(&t->c);
+    gf_walls_free(&t->w);
+    gf_particles_free(&t->p);
+}
+
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]) {
     for (int d = 0; d < 3; ++d) {
         double n[3] = {0, 0, 0};

@@ -40,6 +40,27 @@ int gf_test_rmtree(const char *dir);
 /* A solver's global maximum on one rank: the values are already the maximum (gf_solver_comm). */
 gf_status gf_test_no_max(void *ctx, double *values, int n);
 
+/* A row of spheres on the x axis for the solver tests: ids 0 .. n-1 at x[k] moving at vx[k]
+ * along x (vx NULL: at rest), radius r, the first n_owned owned and the rest ghosts; its contacts
+ * within `margin` detected (asserted: exactly `contacts` of them) and solved once for a step dt
+ * with prm and comm (NULL: one rank). The scene stays for inspection until gf_test_row_free.
+ * gf_test_row_init: an empty scene (for tests that fill it themselves). */
+#include "granflow/contact.h"
+#include "granflow/solver.h"
+typedef struct {
+    gf_particles p;
+    gf_walls w;
+    gf_materials m;
+    gf_contacts c;
+    gf_linkcells lc;
+    gf_solver_result res;
+} gf_test_row;
+void gf_test_row_solve(gf_test_row *t, int n_owned, int n, const double *x, const double *vx,
+                       double r, double margin, size_t contacts, const gf_solver_params *prm,
+                       double dt, const gf_solver_comm *comm);
+void gf_test_row_init(gf_test_row *t);
+void gf_test_row_free(gf_test_row *t);
+
 /* Walls on the six faces of the box [lo, hi] (material 0), normals inwards. */
 #include "granflow/geometry.h"
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]);

@@ -72,7 +72,7 @@ void gf_linkcells_free(gf_linkcells *lc);
 /* Makes the pair list hold every pair of the particles (owned and ghosts) whose bounding spheres
  * are within `margin` now (|x_a - x_b| < r_a + r_b + margin), building it when the last one
  * cannot vouch for that, and fills lc->now with this step's centres and radii. A non-finite
- * centre is an error naming the particle. */
+ * centre is an error naming the particle; a negative or non-finite margin is an error. */
 gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double margin);
 
 /* After gf_linkcells_update: the first n particles (the owned ones) ordered cell by cell of
