@@ -531,14 +531,12 @@ static inline int solved_here(const gf_particles *p, size_t a, size_t b) {
     return 1;
 }
 
-/* A candidate pair within reach: its contacts, if this rank solves it. The pair is ordered by
- * index so results do not depend on binning. */
-static inline gf_status candidate(const gf_particles *p, const gf_materials *m, int32_t ia,
-                                  int32_t ib, double margin, gf_linkcells *lc, gf_contacts *out) {
-    if (!solved_here(p, (size_t)ia, (size_t)ib))
+/* A listed pair within reach (a < b): its contacts, if this rank solves it. */
+static inline gf_status candidate(const gf_particles *p, const gf_materials *m, int32_t a,
+                                  int32_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
+    if (!solved_here(p, (size_t)a, (size_t)b))
         return GF_OK;
-    int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
-    return pair_contacts(p, m, (size_t)lo, (size_t)hi, margin, lc, out);
+    return pair_contacts(p, m, (size_t)a, (size_t)b, margin, lc, out);
 }
 
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,

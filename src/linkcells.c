@@ -18,7 +18,6 @@ void gf_linkcells_free(gf_linkcells *lc) {
     free(lc->hit);
     free(lc->pa);
     free(lc->pb);
-    free(lc->run);
     free(lc->ref_id);
     free(lc->ref);
     free(lc->now);
@@ -116,11 +115,10 @@ static void half_shell(const gf_linkcells *lc, int32_t off[13]) {
 }
 
 /* Sorts the pair list by a, then b: a counting sort by a (`count` has room for np + 1), then
- * each run of equal a (a few pairs) by insertion; notes where each run begins. */
+ * each run of equal a (a few pairs) by insertion. */
 static gf_status sort_pairs(gf_linkcells *lc, size_t np) {
     size_t n = lc->npair;
     GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, np + 1, sizeof *lc->map));
-    GF_TRY(gf_reserve((void **)&lc->run, &lc->caprun, np + 1, sizeof *lc->run));
     GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, n, sizeof *lc->hit));
     int32_t *count = lc->map, *sorted = lc->hit;
     memset(count, 0, (np + 1) * sizeof *count);
@@ -132,10 +130,8 @@ static gf_status sort_pairs(gf_linkcells *lc, size_t np) {
         sorted[count[lc->pa[k]]++] = lc->pb[k];
     /* count[i] is now the end of a = i's run. */
     size_t k = 0;
-    lc->run[0] = 0;
     for (size_t i = 0; i < np; ++i) {
         size_t end = (size_t)count[i];
-        lc->run[i + 1] = count[i];
         for (size_t j = k + 1; j < end; ++j) {
             int32_t b = sorted[j];
             size_t m = j;
@@ -388,8 +384,8 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
             if (!isfinite(p->x[0][i] + p->x[1][i] + p->x[2][i]))
                 return GF_ERROR(GF_ERR_NUMERIC, "particle %lld has a non-finite position",
                                 (long long)p->id[i]);
-    /* After the centres, whose error says more when a speed ran away: a NaN margin would fail
-     * every reach test, no contacts, silently. */
+    /* After the centres, whose error says more when a speed ran away: a NaN or infinite margin
+     * makes the mesh queries' boxes meaningless (it crashed one) and fails every reach test. */
     if (!(margin >= 0.0) || !isfinite(margin))
         return GF_ERROR(GF_ERR_INPUT, "the contact margin must be finite and not negative (%g)",
                         margin);
@@ -405,15 +401,25 @@ gf_status gf_linkcells_update(gf_linkcells *lc, const gf_particles *p, double ma
 
 gf_status gf_linkcells_within(gf_linkcells *lc, size_t n, double margin, size_t *nhit) {
     *nhit = 0;
-    if (n == 0 || !lc->built)
+    if (n == 0)
         return GF_OK;
+    if (!lc->built || n > lc->nref)
+        return GF_ERROR(GF_ERR_STATE, "pairs of %zu particles asked of a list of %zu%s", n,
+                        lc->nref, lc->built ? "" : " not built");
     /* Cells of the contact range, at most about one per particle: finer cells order a few
      * particles more closely but cost a pass over their counts each step. */
     GF_TRY(bin(lc, lc->now, n, 2.0 * max_radius(lc->now, n) + margin, 1.0, 0));
     /* The pairs within reach, in list order (by first index, then second), found without a
      * branch per pair (most of the skin's pairs miss, at random); pairs of two particles beyond
-     * the first n (the list's tail) are not looked at. */
-    const size_t npair = (size_t)lc->run[n];
+     * the first n (the list's tail, found by bisection) are not looked at. */
+    size_t npair = 0;
+    for (size_t hi = lc->npair; npair < hi;) {
+        size_t mid = npair + (hi - npair) / 2;
+        if ((size_t)lc->pa[mid] < n)
+            npair = mid + 1;
+        else
+            hi = mid;
+    }
     GF_TRY(gf_reserve((void **)&lc->hit, &lc->caphit, npair, sizeof *lc->hit));
     GF_TRY(gf_reserve((void **)&lc->sorted, &lc->capsorted, npair, sizeof *lc->sorted));
     GF_TRY(gf_reserve((void **)&lc->map, &lc->capmap, n + 1, sizeof *lc->map));

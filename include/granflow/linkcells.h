@@ -8,11 +8,10 @@
  * (removals, a new order) keeps the list when every particle is still there, its indices
  * renamed, and a few new particles join it (more: a new search).
  *
- * The list is sorted by the pair's first index, then its second, and knows where each first
- * index's run begins: detection takes the pairs within reach in the cell order of this step's
- * centres (gf_linkcells_within), so the pairs within reach come out cell by cell, in an order that
- * does not depend on what the list held, and detection, and the simulation, give the same results,
- * bit for bit, with any skin. */
+ * The list is sorted by the pair's first index, then its second: detection takes the pairs within
+ * reach in the cell order of this step's centres (gf_linkcells_within), so the pairs within reach
+ * come out cell by cell, in an order that does not depend on what the list held, and detection, and
+ * the simulation, give the same results, bit for bit, with any skin. */
 #ifndef GRANFLOW_LINKCELLS_H
 #define GRANFLOW_LINKCELLS_H
 
@@ -41,11 +40,10 @@ typedef struct {
     int32_t *hit;       /* candidates within reach (indices into item, or into the pair list) */
     int32_t *sorted;    /* the pairs within reach in cell order (gf_linkcells_within) */
     size_t caphit, capsorted;
-    /* The pair list: npair pairs a[k] < b[k] of particle indices, sorted by a, then b; the
-     * pairs of first index i are run[i] .. run[i + 1] - 1. */
+    /* The pair list: npair pairs a[k] < b[k] of particle indices, sorted by a, then b. */
     double skin; /* set by the caller: the skin of the next build (m) */
-    size_t npair, cappa, cappb, caprun;
-    int32_t *pa, *pb, *run;
+    size_t npair, cappa, cappb;
+    int32_t *pa, *pb;
     /* At the last build, per particle: its id, radius and centre; and the margin plus skin the
      * list holds (reach = r_a + r_b + built_range). */
     size_t nref, capref, capref_id;
