@@ -484,6 +484,16 @@ static void test_contacts_follow_space(void **state) {
     }
     assert_true(walls > 20 && c.count > 3000 + walls);
     assert_true(jumps > changes / 2); /* the input really is scrambled */
+    /* Pairs asked of a list never built, or of more particles than it holds: an error, not an
+     * empty answer. */
+    gf_linkcells fresh;
+    gf_linkcells_init(&fresh);
+    size_t nh = 1;
+    assert_int_equal(gf_linkcells_within(&fresh, 10, margin, &nh), GF_ERR_STATE);
+    assert_int_equal(nh, 0);
+    assert_int_equal(gf_linkcells_within(&lc, lc.nref + 1, margin, &nh), GF_ERR_STATE);
+    gf_error_clear();
+    gf_linkcells_free(&fresh);
     gf_contacts_free(&c);
     gf_linkcells_free(&lc);
     gf_particles_free(&p);
