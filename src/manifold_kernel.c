@@ -7,14 +7,17 @@
  * the Euclidean projection onto a cone (Moreau: x = P_K(x - g z) for any g > 0 says exactly
  * that) they are the equations
  *     F1 = x - P_K(x - g z) = 0,      F2 = g (A x - b)_n,S = 0,
- * solved by a semismooth Newton method with a backtracking line search on |F|, from the
- * point-by-point answer (close to the joint one). Where Newton's method does not converge from
- * there (its convergence is local), the alternating direction method of multipliers (sure,
- * slow) gets close and Newton's method polishes. Which points are loaded follows from an
- * active-set loop: a point off S that would approach joins, a point of S that carries nothing
- * and would separate once freed leaves, and when no impulses in the cones can hold all of S the
- * least loaded point leaves. For one point this is the paper's problem: sticking (x = A^-1 b) or
- * the conic section of the plane (A x - b)_n = 0 and the cone (KERNEL.md, steps 3 and 7).
+ * solved by a semismooth Newton method with a backtracking line search on |F| from a few
+ * point-by-point sweeps of the paper's kernel (close to the joint answer). Its convergence is
+ * local: where it fails, a log-barrier interior-point method (smooth, tens of Newton steps) gets
+ * close and Newton's method polishes. Only independent normal conditions are imposed (a face's
+ * fourth point repeats what three say of a rigid body's motion; pivoted Cholesky of A_NN). S
+ * follows from an active-set loop: a point off S that would approach or stays in touch joins, a
+ * point of S that carries nothing and would move away once freed leaves, and when no impulses
+ * in the cones hold all of S the least loaded point leaves; if the loop does not settle, every
+ * set is tried (up to ENUMERATE_MAX points) and the consistent answer of least energy kept. For
+ * one point this is the paper's problem, sticking (x = A^-1 b) or the conic section of the
+ * plane (A x - b)_n = 0 and the cone (KERNEL.md, steps 3 and 7): solved by its analytic kernel.
  *
  * Coulomb. Signorini's condition and Coulomb's law at every point are one cone complementarity
  * in the modified velocity u~ = u + mu |u_t| e_n (De Saxce and Feng's bipotential): x in the
@@ -25,8 +28,8 @@
  * each answer until the answer stays (proximal point passes), so the result solves the problem
  * with A itself. It makes every pass strictly convex: the split of a face's load between its
  * points (which three conditions on a rigid body's motion leave open for four points) is the
- * one nearest the warm start (the least from a cold start), unique and continuous in time, the
- * normal conditions are independent, and Newton's matrix is regular. */
+ * one nearest the warm start (the least from a cold start), unique and continuous in time, and
+ * Newton's matrix is regular. */
 #include "granflow/manifold_kernel.h"
 
 #include <float.h>
@@ -45,13 +48,21 @@
  * MAX_NEWTON steps. An answer is taken when its residual is below ACCEPT. */
 #define NEWTON_TOL 1e-14
 #define NEWTON_STALL 1e-11
-#define MAX_NEWTON 60
+#define MAX_NEWTON 30
+/* The barrier method stops at this share of the objective's scale (Newton's method polishes). */
+#define BARRIER_GAP 1e-11
+/* Newton steps of the barrier method at most. */
+#define BARRIER_STEPS 150
 #define ACCEPT 1e-9
 /* A normal condition is taken as implied by the others when its pivot falls below this share of
  * the largest diagonal entry. */
 #define INDEPENDENT 1e-9
 /* Points of a manifold whose every set of loaded points may be tried. */
 #define ENUMERATE_MAX 4
+/* The Newton matrix's diagonal at the multipliers (their equations have none of their own). */
+#define MULTIPLIER_DAMPING 1e-12
+/* Point-by-point sweeps of Newton's start at most. */
+#define START_SWEEPS 4
 /* Proximal passes at most. */
 #define PASSES 12
 
@@ -60,7 +71,7 @@ typedef struct {
     int s;       /* points */
     int coulomb; /* the Coulomb law instead of maximum dissipation */
     int n;       /* unknowns: 3 s (+ r multipliers for maximum dissipation) */
-    int r;               /* normal conditions imposed: those of points row[0 .. r-1] */
+    int r;       /* normal conditions imposed: those of points row[0 .. r-1] */
     int row[PMAX];
     double A[3 * PMAX][3 * PMAX];
     double eps;          /* the proximal term's weight */
@@ -68,7 +79,6 @@ typedef struct {
     double b[3 * PMAX];  /* b + eps times the centre of the proximal term */
     double mu[PMAX];
     double gamma; /* 1 / mean diagonal */
-    double tau;   /* > 0: the smoothed equations (see smooth_newton) */
 } problem;
 
 /* Projection of w onto the cone |x_t| <= mu x_n, and its derivative D (3 x 3, row-major). */
@@ -100,33 +110,6 @@ static void project_cone(const double w[3], double mu, double p[3], double D[9])
     }
 }
 
-/* The projection onto the standard cone {w0 >= |(w1, w2)|} smoothed (Chen-Harker-Kanzow-Smale):
- * with the spectral values l1,2 = w0 -/+ |w~| each max(0, l) becomes (l + sqrt(l^2 + 4 tau^2))/2,
- * a smooth map that tends to the projection as tau -> 0; and its Jacobian D. */
-static void project_soc_smooth(const double w[3], double tau, double p[3], double D[9]) {
-    double r = hypot(w[1], w[2]), l1 = w[0] - r, l2 = w[0] + r, t4 = 4.0 * tau * tau;
-    double s1 = sqrt(l1 * l1 + t4), s2 = sqrt(l2 * l2 + t4);
-    double f1 = 0.5 * (l1 + s1), f2 = 0.5 * (l2 + s2);
-    double d1 = 0.5 * (1.0 + l1 / s1), d2 = 0.5 * (1.0 + l2 / s2);
-    double u[2] = {1.0, 0.0};
-    if (r > 0.0) {
-        u[0] = w[1] / r;
-        u[1] = w[2] / r;
-    }
-    p[0] = 0.5 * (f1 + f2);
-    p[1] = 0.5 * (f2 - f1) * u[0];
-    p[2] = 0.5 * (f2 - f1) * u[1];
-    /* b, c: the derivatives along w0 and |w~|; a = (f2 - f1) / (l2 - l1), its limit b at r = 0. */
-    double b = 0.5 * (d1 + d2), c = 0.5 * (d2 - d1);
-    double a = r > 1e-12 * (fabs(w[0]) + tau) ? (f2 - f1) / (l2 - l1) : b;
-    D[0] = b;
-    D[1] = D[3] = c * u[0];
-    D[2] = D[6] = c * u[1];
-    D[4] = a + (b - a) * u[0] * u[0];
-    D[5] = D[7] = (b - a) * u[0] * u[1];
-    D[8] = a + (b - a) * u[1] * u[1];
-}
-
 /* F(u) and, when J is not NULL, an element of its generalised Jacobian (n x n, row-major). */
 static void residual(const problem *P, const double *u, double *F, double *J) {
     const int s = P->s, m3 = 3 * s, n = P->n;
@@ -155,36 +138,31 @@ static void residual(const problem *P, const double *u, double *F, double *J) {
             if (J && r > 0.0)
                 for (int l = 0; l < m3; ++l)
                     dz[3 * i][l] +=
-                        P->mu[i] * (g[3 * i + 1] * dz[3 * i + 1][l] + g[3 * i + 2] * dz[3 * i + 2][l]) / r;
+                        P->mu[i] *
+                        (g[3 * i + 1] * dz[3 * i + 1][l] + g[3 * i + 2] * dz[3 * i + 2][l]) / r;
         }
     }
     if (J)
         memset(J, 0, (size_t)n * (size_t)n * sizeof *J);
     for (int i = 0; i < s; ++i) {
-        /* Smoothed: in the scaled variables T x (T = diag(mu, 1, 1)), whose cone is the standard
-         * one, and T^-1 z. */
-        const double t[3] = {P->tau > 0.0 ? P->mu[i] : 1.0, 1.0, 1.0};
         double w[3], p[3], D[9];
         for (int a = 0; a < 3; ++a)
-            w[a] = t[a] * x[3 * i + a] - P->gamma * z[3 * i + a] / t[a];
-        if (P->tau > 0.0)
-            project_soc_smooth(w, P->tau, p, D);
-        else
-            project_cone(w, P->mu[i], p, D);
+            w[a] = x[3 * i + a] - P->gamma * z[3 * i + a];
+        project_cone(w, P->mu[i], p, D);
         for (int a = 0; a < 3; ++a)
-            F[3 * i + a] = t[a] * x[3 * i + a] - p[a];
+            F[3 * i + a] = x[3 * i + a] - p[a];
         if (!J)
             continue;
-        /* dF1/dx = T - D (T - g T^-1 dz/dx), dF1/dy = -D g T^-1 N^T. */
+        /* dF1/dx = I - D (I - g dz/dx), dF1/dy = -D g N^T. */
         for (int a = 0; a < 3; ++a) {
             double *row = J + (size_t)(3 * i + a) * (size_t)n;
-            row[3 * i + a] += t[a];
+            row[3 * i + a] += 1.0;
             for (int c = 0; c < 3; ++c) {
                 double dac = D[3 * a + c];
                 if (dac == 0.0)
                     continue;
-                row[3 * i + c] -= dac * t[c];
-                double gc = P->gamma * dac / t[c];
+                row[3 * i + c] -= dac;
+                double gc = P->gamma * dac;
                 for (int l = 0; l < m3; ++l)
                     row[l] += gc * dz[3 * i + c][l];
                 if (!P->coulomb)
@@ -207,6 +185,9 @@ static void residual(const problem *P, const double *u, double *F, double *J) {
         double *row = J + (size_t)(m3 + q) * (size_t)n;
         for (int l = 0; l < m3; ++l)
             row[l] = P->gamma * P->A[3 * i][l];
+        /* A point at its cone's apex leaves its multiplier out of F: kept regular (Newton's
+         * step then barely moves it). */
+        row[m3 + q] = -MULTIPLIER_DAMPING;
     }
 }
 
@@ -252,15 +233,16 @@ static int lu_factor(double *J, int *piv, int n) {
     return 1;
 }
 
-/* r -> J^-1 r with the factors of lu_factor. */
+/* r -> J^-1 r with the factors of lu_factor (rows swapped whole: the swaps first, in order). */
 static void lu_apply(const double *J, const int *piv, double *r, int n) {
     for (int c = 0; c < n; ++c) {
         double t = r[c];
         r[c] = r[piv[c]];
         r[piv[c]] = t;
+    }
+    for (int c = 0; c < n; ++c)
         for (int k = c + 1; k < n; ++k)
             r[k] -= J[k * n + c] * r[c];
-    }
     for (int c = n - 1; c >= 0; --c) {
         double v = r[c];
         for (int l = c + 1; l < n; ++l)
@@ -285,8 +267,7 @@ static int lu_solve(double *J, double *r, int n) {
 static int newton(const problem *P, double *u, double scale) {
     const int n = P->n;
     double F[NMAX], Ft[NMAX], ut[NMAX], d[NMAX], J[NMAX * NMAX], Jt[NMAX * NMAX];
-    /* A smoothed stage needs its answer only well within its smoothing. */
-    const double tol = P->tau > 0.0 ? 1e-3 * P->tau : NEWTON_TOL * scale;
+    const double tol = NEWTON_TOL * scale;
     residual(P, u, F, J);
     double f = norm2(F, n);
     for (int it = 0; it < MAX_NEWTON; ++it) {
@@ -330,24 +311,124 @@ static int newton(const problem *P, double *u, double scale) {
     return f <= fmax(tol, NEWTON_STALL * scale);
 }
 
-/* The smoothing Newton method: the equations with the smoothed projection of
- * project_soc_smooth are smooth, and Newton's method follows their solution from a wide
- * smoothing (tau ~ the impulses' scale: far from every kink) down to none, each stage from the
- * last one's answer; then Newton's method on the equations themselves polishes. Slower than
- * Newton's method alone, but it does not stall at the kinks where a point's impulse is at the
- * edge of its cone or at its apex (a face's unloaded corner). 1 on convergence. */
-static int smooth_newton(problem *P, double *u, double scale) {
-    int ok = 1;
-    for (double tau = 0.1 * scale; tau > 1e-13 * scale && ok; tau *= 0.1) {
-        P->tau = tau;
-        ok = newton(P, u, scale);
+/* How far the impulses x = T^-1 v are from the normal conditions: max |g (A x - b)_n|. */
+static double infeasibility(const problem *P, const double *v, const double *t) {
+    double feas = 0.0;
+    for (int q = 0; q < P->r; ++q) {
+        const int row = 3 * P->row[q];
+        double res = -P->b0[row];
+        for (int l = 0; l < 3 * P->s; ++l)
+            res += P->A[row][l] * v[l] / t[l];
+        feas = fmax(feas, fabs(res) * P->gamma);
     }
-    P->tau = 0.0;
-    return ok && newton(P, u, scale);
+    return feas;
 }
 
-static int all_finite(int m, const double *A, const double *b, const double *mu,
-                      const double *x0) {
+/* The log-barrier (interior point) method on the convex problem of maximum dissipation: slow
+ * (tens of Newton steps) but sure where Newton's method on the nonsmooth equations does not
+ * converge from its start (its convergence is local). In the scaled variables v = T x
+ * (T = diag(mu, 1, 1) per point), whose cones are the standard one, it minimises
+ *     t (1/2 x^T H x - h^T x) - sum_i log(v_i0^2 - |v_i~|^2)   subject to N x = c
+ * for growing t, each by Newton's method (the first steps also reaching N x = c), and stops
+ * when the barrier's share of the objective, 2 s / t, is below rounding; Newton's method on the
+ * equations then polishes. Fails (0) where no impulses inside the cones meet the normal
+ * conditions (a point of S must then leave), or it does not converge. */
+static int barrier(const problem *P, double *u, double scale) {
+    const int s = P->s, m3 = 3 * s, r = P->r, n = m3 + r;
+    double v[3 * PMAX], t_[3 * PMAX], K[NMAX * NMAX], rhs[NMAX], vt[3 * PMAX];
+    for (int i = 0; i < s; ++i) {
+        t_[3 * i] = P->mu[i];
+        t_[3 * i + 1] = t_[3 * i + 2] = 1.0;
+        /* Inside every cone, at the impulses' scale. */
+        v[3 * i] = scale;
+        v[3 * i + 1] = v[3 * i + 2] = 0.0;
+    }
+    /* The objective's scale: impulses times velocities (scale / gamma). */
+    const double fscale = scale * scale / P->gamma;
+    double t = 1.0 / fscale;
+    int steps = 0;
+    for (int outer = 0; outer < 40; ++outer) {
+        for (int it = 0; it < 50; ++it, ++steps) {
+            /* Within a few tens of steps the first stage meets the normal conditions, or no
+             * impulses inside the cones can (a point of S that must leave). */
+            if (steps >= BARRIER_STEPS || (outer == 0 && it >= 30))
+                return 0;
+            /* Gradient and Hessian of t f + phi in v; x = T^-1 v. */
+            double grad[3 * PMAX];
+            memset(K, 0, sizeof K);
+            for (int k = 0; k < m3; ++k) {
+                double gk = -P->b[k];
+                for (int l = 0; l < m3; ++l) {
+                    gk += (P->A[k][l] + (k == l ? P->eps : 0.0)) * v[l] / t_[l];
+                    K[k * n + l] = t * (P->A[k][l] + (k == l ? P->eps : 0.0)) / (t_[k] * t_[l]);
+                }
+                grad[k] = t * gk / t_[k];
+            }
+            for (int i = 0; i < s; ++i) {
+                const double *vi = v + 3 * i;
+                const double Jv[3] = {vi[0], -vi[1], -vi[2]};
+                double d = vi[0] * vi[0] - vi[1] * vi[1] - vi[2] * vi[2];
+                for (int a = 0; a < 3; ++a) {
+                    grad[3 * i + a] -= 2.0 * Jv[a] / d;
+                    for (int c = 0; c < 3; ++c)
+                        K[(3 * i + a) * n + 3 * i + c] +=
+                            4.0 * Jv[a] * Jv[c] / (d * d) -
+                            (a == c ? (a == 0 ? 2.0 : -2.0) / d : 0.0);
+                }
+            }
+            double feas = 0.0;
+            for (int q = 0; q < r; ++q) {
+                const int row = 3 * P->row[q];
+                double res = -P->b0[row];
+                for (int l = 0; l < m3; ++l) {
+                    K[(m3 + q) * n + l] = K[l * n + m3 + q] = P->A[row][l] / t_[l];
+                    res += P->A[row][l] * v[l] / t_[l];
+                }
+                rhs[m3 + q] = -res;
+                feas = fmax(feas, fabs(res) * P->gamma);
+            }
+            for (int k = 0; k < m3; ++k)
+                rhs[k] = -grad[k];
+            double dec = 0.0;
+            if (!lu_solve(K, rhs, n))
+                return 0;
+            for (int k = 0; k < m3; ++k)
+                dec -= rhs[k] * grad[k];
+            /* The longest step that stays inside every cone (x 0.99), at most 1. */
+            double alpha = 1.0;
+            for (int i = 0; i < s; ++i) {
+                for (int halve = 0; halve < 60; ++halve) {
+                    const double *vi = v + 3 * i, *di = rhs + 3 * i;
+                    double w0 = vi[0] + alpha * di[0], w1 = vi[1] + alpha * di[1],
+                           w2 = vi[2] + alpha * di[2];
+                    if (w0 > 0.0 && w0 * w0 - w1 * w1 - w2 * w2 > 0.0)
+                        break;
+                    alpha *= 0.5;
+                }
+            }
+            alpha *= alpha < 1.0 ? 0.99 : 1.0;
+            for (int k = 0; k < m3; ++k)
+                vt[k] = v[k] + alpha * rhs[k];
+            memcpy(v, vt, (size_t)m3 * sizeof *v);
+            for (int q = 0; q < r; ++q)
+                u[m3 + q] = -rhs[m3 + q] / t;
+            /* Newton's decrement at rounding (it is noisy there at large t), or enough steps. */
+            if (feas <= 1e-12 * scale && alpha == 1.0 && (fabs(dec) <= 1e-6 || it >= 12))
+                break;
+        }
+        /* The normal conditions met inside the cones after the first stage, or none can be. */
+        if (outer == 0 && !(infeasibility(P, v, t_) <= 1e-9 * scale))
+            return 0;
+        if (2.0 * s / t <= BARRIER_GAP * fscale)
+            break;
+        t *= 20.0;
+    }
+    for (int k = 0; k < m3; ++k)
+        u[k] = v[k] / t_[k];
+    return infeasibility(P, v, t_) <= 1e-9 * scale;
+}
+
+static int all_finite(int m, const double *A, const double *b, const double *mu, const double *x0) {
     double sum = 0.0;
     for (int k = 0; k < 9 * m * m; ++k)
         sum += 0.0 * A[k];
@@ -362,7 +443,7 @@ static int all_finite(int m, const double *A, const double *b, const double *mu,
  * points (the solver's old answer, close to the joint one). */
 static void start(const problem *P, double *u) {
     const int s = P->s, m3 = 3 * s;
-    for (int sweep = 0; sweep < 8; ++sweep) {
+    for (int sweep = 0; sweep < START_SWEEPS; ++sweep) {
         double change = 0.0, size = 0.0;
         for (int i = 0; i < s; ++i) {
             double Ai[9], bi[3], xi[3];
@@ -389,24 +470,63 @@ static void start(const problem *P, double *u) {
     }
 }
 
-/* For maximum dissipation the multiplier of each normal condition imposed from its point's own
- * optimality condition, (g_i - a_i y_i) . x_i = 0 with a_i the column of its normal. */
+/* For maximum dissipation the multipliers y of the normal conditions imposed, for Newton's
+ * start: at a solution each point's z_i = g_i - (N^T y)_i is 0 where the point sticks (inside
+ * its cone) and sigma_i (mu, -d_i) where it slides in direction d_i (on the cone's edge, sigma_i
+ * >= 0); least squares in y and the sigmas over those conditions (exact at a solution), for the
+ * impulses of the start. */
 static void multipliers(const problem *P, double *u) {
-    const int m3 = 3 * P->s;
-    if (P->coulomb)
+    const int s = P->s, m3 = 3 * s, r = P->r;
+    if (P->coulomb || r == 0)
         return;
-    for (int q = 0; q < P->r; ++q) {
-        int i = P->row[q];
-        double gx = 0.0, ax = 0.0;
+    /* Unknowns: y (r), then one sigma per sliding point; rows: 3 per point not at its apex. */
+    double G[3 * PMAX][2 * PMAX], h[3 * PMAX];
+    int rows = 0, nu = r;
+    for (int i = 0; i < s; ++i) {
+        const double *xi = u + 3 * i;
+        double t = hypot(xi[1], xi[2]);
+        if (!(xi[0] > 0.0))
+            continue;
+        int sliding = t >= (1.0 - 1e-9) * P->mu[i] * xi[0];
         for (int a = 0; a < 3; ++a) {
-            double g = -P->b[3 * i + a];
+            double g = P->eps * u[3 * i + a] - P->b[3 * i + a];
             for (int l = 0; l < m3; ++l)
                 g += P->A[3 * i + a][l] * u[l];
-            gx += g * u[3 * i + a];
-            ax += P->A[3 * i + a][3 * i] * u[3 * i + a];
+            h[rows + a] = g;
+            for (int q = 0; q < 2 * PMAX; ++q)
+                G[rows + a][q] = 0.0;
+            for (int q = 0; q < r; ++q)
+                G[rows + a][q] = P->A[3 * i + a][3 * P->row[q]];
         }
-        u[m3 + q] = ax > 0.0 ? gx / ax : 0.0;
+        if (sliding && t > 0.0) {
+            G[rows][nu] = P->mu[i];
+            G[rows + 1][nu] = -xi[1] / t;
+            G[rows + 2][nu] = -xi[2] / t;
+            ++nu;
+        }
+        rows += 3;
     }
+    double M[2 * PMAX * 2 * PMAX], y[2 * PMAX], tr = 0.0;
+    for (int q = 0; q < nu; ++q) {
+        y[q] = 0.0;
+        for (int k = 0; k < rows; ++k)
+            y[q] += G[k][q] * h[k];
+        for (int p2 = 0; p2 < nu; ++p2) {
+            double v = 0.0;
+            for (int k = 0; k < rows; ++k)
+                v += G[k][q] * G[k][p2];
+            M[q * nu + p2] = v;
+        }
+        tr += M[q * nu + q];
+    }
+    for (int q = 0; q < nu; ++q)
+        M[q * nu + q] += 1e-12 * tr + DBL_MIN;
+    for (int q = 0; q < r; ++q)
+        u[m3 + q] = 0.0;
+    if (nu == 0 || !lu_solve(M, y, nu))
+        return;
+    for (int q = 0; q < r; ++q)
+        u[m3 + q] = y[q];
 }
 
 /* The points whose normal conditions are independent (rows of A_NN by pivoted Cholesky): a face's
@@ -441,12 +561,11 @@ static int independent_normals(problem *P) {
 
 /* The sub-problem of the points S (s of them) of the m-point problem, with the proximal weight
  * eps; *bmax: the largest |b|. */
-static void build(problem *P, int m, const double *A, const double *b, const double *mu,
-                  double eps, const int *S, int s, int coulomb, double *bmax) {
+static void build(problem *P, int m, const double *A, const double *b, const double *mu, double eps,
+                  const int *S, int s, int coulomb, double *bmax) {
     P->s = s;
     P->coulomb = coulomb;
     P->eps = eps;
-    P->tau = 0.0;
     double diag = 0.0;
     *bmax = 0.0;
     for (int i = 0; i < s; ++i) {
@@ -466,11 +585,30 @@ static void build(problem *P, int m, const double *A, const double *b, const dou
     P->n = 3 * s + P->r;
 }
 
+/* The problem with point i alone loaded is the paper's single-contact problem on its block
+ * when b_n >= 0 (its analytic kernel); with b_n < 0 only a pull could hold the point. */
+static int solve_one(int m, const double *A, const double *b, const double *mu, int i, double *x) {
+    double Ai[9];
+    for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c)
+            Ai[3 * a + c] = A[(3 * i + a) * 3 * m + 3 * i + c];
+    memset(x, 0, (size_t)(3 * m) * sizeof *x);
+    if (!(b[3 * i] >= 0.0))
+        return 0;
+    if (gf_contact_kernel_maxdiss(Ai, b + 3 * i, mu[i], x + 3 * i) != GF_OK) {
+        gf_error_clear();
+        return 0;
+    }
+    return 1;
+}
+
 /* Solves the problem on the points listed in S from the impulses xs (all m points), proximal
  * to x0; x: the result for all m points (zeros off S). 1 on success. */
 static int solve_subset(int m, const double *A, const double *b, const double *mu, double eps,
                         const double *x0, const double *xs, const int *S, int s, int coulomb,
                         int passes, double *x) {
+    if (s == 1 && !coulomb)
+        return solve_one(m, A, b, mu, S[0], x);
     problem P;
     double bmax;
     build(&P, m, A, b, mu, eps, S, s, coulomb, &bmax);
@@ -485,10 +623,11 @@ static int solve_subset(int m, const double *A, const double *b, const double *m
     if (!(scale > 0.0))
         scale = DBL_MIN;
     /* Proximal passes: A + eps I with b + eps c is the problem plus eps/2 |x - c|^2. The first
-     * centres on x0 (among impulses that do the same to the bodies it keeps the one nearest the
-     * warm start: the least from a cold start, and continuous in time after); each next one on
-     * the last answer, so the regularisation's pull on the rest shrinks by eps / (eps + the
-     * curvature) per pass and the answer solves the problem with A itself. */
+     * centres on x0, each next one on the last answer, so the term's pull shrinks by
+     * eps / (eps + the curvature) per pass and the answer solves the problem with A itself;
+     * what the problem leaves open (the split of a face's load between its points, which moves
+     * nothing) stays where x0 has it: the least split from x0 = 0, continuous in time from a
+     * warm start. */
     int ok = 0;
     for (int pass = 0; pass < passes; ++pass) {
         for (int i = 0; i < s; ++i)
@@ -501,7 +640,11 @@ static int solve_subset(int m, const double *A, const double *b, const double *m
         ok = newton(&P, u, scale);
         if (!ok) {
             memcpy(u, first, sizeof first);
-            ok = smooth_newton(&P, u, scale);
+            ok = barrier(&P, u, scale);
+            double rough[NMAX];
+            memcpy(rough, u, sizeof rough);
+            if (ok && !newton(&P, u, scale))
+                memcpy(u, rough, sizeof rough);
         }
         /* A stalled Newton iteration must still have found an answer. */
         if (ok) {
@@ -549,8 +692,7 @@ static double objective(int m, const double *A, const double *b, const double *x
 /* Every non-empty set of loaded points: of the answers in which no other point approaches, the
  * one of least energy (maximum dissipation over the consistent sets). 1 if there is one. */
 static int enumerate_sets(int m, const double *A, const double *b, const double *mu, double eps,
-                          const double *x0, const double *xs, double bmax, int passes,
-                          double *x) {
+                          const double *x0, const double *xs, double bmax, int passes, double *x) {
     double best = INFINITY, trial[3 * PMAX], diag = eps / REGULARISE;
     for (unsigned set = 1; set < (1u << m); ++set) {
         int S[PMAX], s = 0;
@@ -570,6 +712,18 @@ static int enumerate_sets(int m, const double *A, const double *b, const double 
         }
     }
     return best < INFINITY;
+}
+
+/* No point would approach without impulses and none carries one: nothing to do (x = 0 meets
+ * every condition). NaN fails the test and goes on to the checks. */
+static int separating(int m, const double *b, const double *x0) {
+    for (int k = 0; k < 3 * m; ++k)
+        if (!(x0[k] == 0.0))
+            return 0;
+    for (int i = 0; i < m; ++i)
+        if (!(b[3 * i] <= 0.0))
+            return 0;
+    return 1;
 }
 
 static gf_status failed(int m, const double *x0, double *x, const char *why) {
@@ -596,10 +750,9 @@ static gf_status prepare(int m, const double *A, const double *b, const double *
         all[i] = i;
     problem P;
     build(&P, m, A, b, mu, *eps, all, m, coulomb, bmax);
-    /* From the warm start where there is one (the solver's current impulses). */
+    /* From the warm start (the solver's current impulses), a few point-by-point sweeps. */
     memcpy(xs, x0, (size_t)(3 * m) * sizeof *xs);
-    if (norm_inf(x0, 3 * m) == 0.0)
-        start(&P, xs);
+    start(&P, xs);
     return GF_OK;
 }
 
@@ -607,11 +760,16 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
                                      const double *x0, int exact, double *x) {
     const int passes = exact ? PASSES : 1;
     double eps, bmax, xs[3 * PMAX];
+    if (m >= 1 && m <= PMAX && separating(m, b, x0)) {
+        memset(x, 0, (size_t)(3 * m) * sizeof *x);
+        return GF_OK;
+    }
     GF_TRY(prepare(m, A, b, mu, x0, 0, &eps, &bmax, xs, x));
-    /* The points the point-by-point answer loads are the first guess of those loaded. */
+    /* The points that would approach without impulses are the first guess of those loaded;
+     * the loop adds those the others' impulses push into contact. */
     int in[PMAX], S[PMAX], s = 0;
     for (int i = 0; i < m; ++i)
-        in[i] = xs[3 * i] > 0.0;
+        in[i] = b[3 * i] > 0.0;
     double trial[3 * PMAX], diag = eps / REGULARISE;
     for (int round = 0; round < 4 * m; ++round) {
         s = 0;
@@ -631,9 +789,11 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
         }
         double xmax = norm_inf(x, 3 * m);
         double vtol = 1e-11 * fmax(bmax, diag * xmax);
-        /* The point off S that approaches fastest joins. */
+        /* The point off S that approaches fastest joins; one that stays in touch joins too, so
+         * that a face's load is spread over all its points that touch (the least split) rather
+         * than held by the first three found. */
         int add = -1;
-        double worst = -vtol;
+        double worst = vtol;
         for (int i = 0; i < m; ++i) {
             if (in[i])
                 continue;
@@ -647,7 +807,8 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
             in[add] = 1;
             continue;
         }
-        /* A point of S without load leaves if it then separates. */
+        /* A point of S without load leaves if it then separates (moves away, not only stays in
+         * touch). */
         int changed = 0;
         for (int i = 0; i < m && !changed; ++i) {
             if (!in[i] || x[3 * i] > 1e-12 * xmax)
@@ -660,7 +821,7 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
                 continue;
             if (t == 0)
                 memset(trial, 0, (size_t)(3 * m) * sizeof *trial);
-            if (normal_velocity(m, A, b, trial, i) >= -vtol) {
+            if (normal_velocity(m, A, b, trial, i) > vtol) {
                 in[i] = 0;
                 changed = 1;
             }
@@ -679,6 +840,10 @@ gf_status gf_manifold_kernel_coulomb(int m, const double *A, const double *b, co
                                      const double *x0, int exact, double *x) {
     const int passes = exact ? PASSES : 1;
     double eps, bmax, xs[3 * PMAX];
+    if (m >= 1 && m <= PMAX && separating(m, b, x0)) {
+        memset(x, 0, (size_t)(3 * m) * sizeof *x);
+        return GF_OK;
+    }
     GF_TRY(prepare(m, A, b, mu, x0, 1, &eps, &bmax, xs, x));
     int S[PMAX];
     for (int i = 0; i < m; ++i)

@@ -684,6 +684,8 @@ static void tally_step(gf_sim *sim) {
     sim->total_iterations += sim->last_solve.iterations;
     sim->total_blocks[0] += sim->last_solve.blocks;
     sim->total_blocks[1] += sim->last_solve.slots;
+    sim->total_joints[0] += sim->last_solve.joints;
+    sim->total_joints[1] += sim->last_solve.fallbacks;
     sim->unconverged_steps += !sim->last_solve.converged;
     if (sim->last_solve.converged >= 0 && isfinite(sim->last_solve.residual)) {
         sim->residual_sum += sim->last_solve.residual;
@@ -741,6 +743,8 @@ static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
         res->iterations += before.iterations;
         res->blocks += before.blocks;
         res->slots += before.slots;
+        res->joints += before.joints;
+        res->fallbacks += before.fallbacks;
     }
 }
 
@@ -1078,7 +1082,7 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[12] = {(int64_t)sim->particles.n_local,
+    int64_t counts[14] = {(int64_t)sim->particles.n_local,
                           sim->stepped_particles,
                           rf->solved,
                           rf->touching,
@@ -1089,7 +1093,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                           sim->total_blocks[1],
                           sim->cells.builds,
                           sim->cells.renames,
-                          sim->cells.updates};
+                          sim->cells.updates,
+                          sim->total_joints[0],
+                          sim->total_joints[1]};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
@@ -1097,7 +1103,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 12, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 14, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -1176,6 +1182,11 @@ void gf_sim_print_summary(gf_sim *sim) {
                     "have not changed since it last changed nothing, an open contact whose bodies "
                     "have not moved by its slack)",
                     100.0 * (double)counts[7] / (double)counts[8]);
+    if (counts[12] > 0)
+        gf_log_info("  contact manifolds solved jointly: %lld block solves, %lld of them (%.2g%%) "
+                    "point by point where the joint kernel found no answer",
+                    (long long)counts[12], (long long)counts[13],
+                    100.0 * (double)counts[13] / (double)counts[12]);
     if (sim->residual_steps > 0)
         gf_log_info("  residual reached (estimated velocity error / reference velocity, tolerance "
                     "%g): mean %.3g, largest %.3g",

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/manifold_kernel.h"
 #include "granflow/vec.h"
 
 void gf_solver_params_default(gf_solver_params *prm) {
@@ -109,6 +110,7 @@ void gf_solver_free(gf_solver *s) {
     free(s->rec);
     free(s->tmp);
     free(s->gen);
+    free(s->joint);
     free(s->body);
     free(s->rec_of);
     free(s->part_of);
@@ -149,6 +151,64 @@ static void general_rows(const gf_particles *p, int32_t i, const double r[3],
     }
 }
 
+/* The joint blocks: the points of one manifold of a pair of bodies (one collision query's
+ * points 0, 1, ..., which detection lists one after the other; a mesh gives one manifold per
+ * triangle, a clump one point per member), up to GF_MANIFOLD_MAX, with friction (without, the
+ * points' blocks are those of a convex problem with separate constraints, whose Gauss-Seidel fixed
+ * point is the joint answer already). Each gets its 3k x 3k Delassus matrix: A_(i,a),(l,c) = e_ia .
+ * e_lc (im1 + im2) + (r1_i x e_ia) . iI1 (r1_l x e_lc) + the same for body 2. */
+static gf_status joint_blocks(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
+    s->njoint = 0;
+    if (s->prm.model == GF_MODEL_FRICTIONLESS)
+        return GF_OK;
+    for (size_t j = 0; j < c->count;) {
+        const gf_solver_contact *r = &s->rec[j];
+        size_t k = 1;
+        if (r->general >= 0 && r->mu > 0.0 && c->point[j] == 0)
+            while (j + k < c->count && k < GF_MANIFOLD_MAX && s->rec[j + k].general >= 0 &&
+                   c->i1[j + k] == c->i1[j] && c->i2[j + k] == c->i2[j] &&
+                   c->point[j + k] == (int32_t)k && s->rec[j + k].mu == r->mu)
+                ++k;
+        if (k < 2) {
+            ++j;
+            continue;
+        }
+        const int m3 = 3 * (int)k;
+        GF_TRY(gf_reserve((void **)&s->joint, &s->capjoint, s->njoint + (size_t)(m3 * m3),
+                          sizeof *s->joint));
+        double *A = s->joint + s->njoint;
+        gf_solver_general *g0 = &s->gen[r->general];
+        g0->points = (int32_t)k;
+        g0->joint = (int32_t)s->njoint;
+        s->njoint += (size_t)(m3 * m3);
+        int32_t a = c->i1[j], b = c->i2[j];
+        double im = p->inv_mass[a] + (b >= 0 ? p->inv_mass[b] : 0.0);
+        for (size_t i = 0; i < k; ++i) {
+            const gf_solver_general *gi = &s->gen[r->general + (int32_t)i];
+            if (i > 0)
+                s->gen[r->general + (int32_t)i].points = 0;
+            size_t ji = j + i;
+            const double ei[3][3] = {{c->n[0][ji], c->n[1][ji], c->n[2][ji]},
+                                     {c->t[0][ji], c->t[1][ji], c->t[2][ji]},
+                                     {c->o[0][ji], c->o[1][ji], c->o[2][ji]}};
+            for (size_t l = 0; l < k; ++l) {
+                const gf_solver_general *gl = &s->gen[r->general + (int32_t)l];
+                size_t jl = j + l;
+                const double el[3][3] = {{c->n[0][jl], c->n[1][jl], c->n[2][jl]},
+                                         {c->t[0][jl], c->t[1][jl], c->t[2][jl]},
+                                         {c->o[0][jl], c->o[1][jl], c->o[2][jl]}};
+                for (int ai = 0; ai < 3; ++ai)
+                    for (int cl = 0; cl < 3; ++cl)
+                        A[(3 * (int)i + ai) * m3 + 3 * (int)l + cl] =
+                            im * gf_dot(ei[ai], el[cl]) + gf_dot(gi->R1[ai], gl->M1[cl]) +
+                            gf_dot(gi->R2[ai], gl->M2[cl]);
+            }
+        }
+        j += k;
+    }
+    return GF_OK;
+}
+
 gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     size_t nb = p->n_local + p->n_ghost;
     GF_TRY(gf_reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES, sizeof *s->body));
@@ -186,6 +246,8 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
             GF_TRY(gf_reserve((void **)&s->gen, &s->capg, s->ngeneral + 1, sizeof *s->gen));
             gf_solver_general *g = &s->gen[s->ngeneral];
             r->general = (int32_t)s->ngeneral++;
+            g->points = 1;
+            g->joint = -1;
             r->rho1 = r->rho2 = 0.0;
             const double *e[3] = {n, t, o};
             general_rows(p, a, r1, e, g->R1, g->M1);
@@ -214,7 +276,7 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
         r->inv_an = 1.0 / an;
         r->inv_at = 1.0 / at;
     }
-    return GF_OK;
+    return joint_blocks(s, p, c);
 }
 
 /* Relative velocity of contact k's bodies at its point, in its frame (n, t, o). */
@@ -329,6 +391,45 @@ static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, c
         return solve_general(s, p, c, k, u, x);
     solve_sphere(k, u, x);
     return GF_OK;
+}
+
+/* The new impulses x of the m points of the joint block at record q (README, "Contact
+ * manifolds"): the joint kernel for b_i = -u_i + sum_l A_il lambda_l - bias_i e_n, one proximal
+ * step from the current impulses (the sweeps iterate to the problem's own answer). *ok = 0 where
+ * the kernel found no answer: the caller then solves the points one by one. */
+static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, int *ok) {
+    ++s->joints;
+    const gf_solver_contact *k0 = &s->rec[q];
+    const double *A = s->joint + s->gen[k0->general].joint;
+    const int m3 = 3 * m;
+    double u[3 * GF_MANIFOLD_KERNEL_MAX], b[3 * GF_MANIFOLD_KERNEL_MAX],
+        lam[3 * GF_MANIFOLD_KERNEL_MAX], mu[GF_MANIFOLD_KERNEL_MAX];
+    for (int i = 0; i < m; ++i) {
+        const gf_solver_contact *k = &s->rec[q + (size_t)i];
+        relative_velocity(s, k, u + 3 * i);
+        *sum += u[3 * i] + u[3 * i + 1] + u[3 * i + 2];
+        memcpy(lam + 3 * i, k->lambda, sizeof k->lambda);
+        mu[i] = k->mu;
+    }
+    for (int r = 0; r < m3; ++r) {
+        double v = -u[r];
+        for (int l = 0; l < m3; ++l)
+            v += A[r * m3 + l] * lam[l];
+        b[r] = v;
+    }
+    for (int i = 0; i < m; ++i)
+        b[3 * i] -= s->rec[q + (size_t)i].bias;
+    gf_status st = s->prm.model == GF_MODEL_COULOMB
+                       ? gf_manifold_kernel_coulomb(m, A, b, mu, lam, 0, x)
+                       : gf_manifold_kernel_maxdiss(m, A, b, mu, lam, 0, x);
+    *ok = st == GF_OK;
+    if (!*ok)
+        gf_error_clear();
+}
+
+/* The points of a joint block at record q (k->general >= 0 only), or 1. */
+static inline int joint_points(const gf_solver *s, const gf_solver_contact *k) {
+    return k->general >= 0 ? s->gen[k->general].points : 1;
 }
 
 /* A contact whose block met a non-finite number in a sweep, named (the sweep checks once). */
@@ -640,6 +741,44 @@ static void forget_changes(gf_solver *s) {
     s->tick = 1;
 }
 
+/* Applies the new impulses x of the joint block of `points` records at q (Gauss-Seidel: the
+ * bodies change at once); *top collects A_nn |lambda|. */
+static void joint_update(gf_solver *s, size_t q, int points, const double *x, double *top) {
+    const int32_t nown = (int32_t)s->nown, nrec = (int32_t)s->nrec;
+    const gf_solver_contact *k0 = &s->rec[q];
+    /* Updates of contacts with a body owned elsewhere may be damped, as for single blocks. */
+    double wgt = (k0->b1 >= nown || (k0->b2 >= nown && k0->b2 < nrec)) ? s->prm.relaxation : 1.0;
+    int changed = 0;
+    for (int i = 0; i < points; ++i) {
+        gf_solver_contact *k = &s->rec[q + (size_t)i];
+        double d[3];
+        for (int a = 0; a < 3; ++a)
+            d[a] = wgt * (x[3 * i + a] - k->lambda[a]);
+        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
+            continue;
+        changed = 1;
+        for (int a = 0; a < 3; ++a)
+            k->lambda[a] += d[a];
+        if (s->measuring) {
+            keep_before_change(s, k->b1);
+            keep_before_change(s, k->b2);
+        }
+        apply_change(s, k, d);
+        double v = k->an * fabs(k->lambda[0]);
+        *top = v > *top ? v : *top;
+    }
+    s->blocks += points;
+    if (!changed) {
+        s->seen[q] = s->tick; /* nothing changed: skipped until a body changes */
+        return;
+    }
+    for (int i = 0; i < points; ++i) {
+        const gf_solver_contact *k = &s->rec[q + (size_t)i];
+        s->stamp[k->b1] = s->stamp[k->b2] = s->tick;
+    }
+    ++s->tick;
+}
+
 /* One Gauss-Seidel pass over the records [from, to); *scale collects A_nn |lambda|. Non-finite
  * input shows in the sum of the relative velocities, checked once per pass. */
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
@@ -653,11 +792,25 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     const double *drift = s->drift;
     for (size_t q = from; q < to; ++q) {
         gf_solver_contact *k = &s->rec[q];
+        const int points = joint_points(s, k);
         /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
          * block would give the same impulse. */
         uint32_t since = seen[q];
-        if (stamp[k->b1] < since && stamp[k->b2] < since)
+        if (stamp[k->b1] < since && stamp[k->b2] < since) {
+            q += points > 1 ? (size_t)points - 1 : 0;
             continue;
+        }
+        if (points > 1) {
+            double x[3 * GF_MANIFOLD_KERNEL_MAX];
+            int ok;
+            solve_joint(s, q, points, x, &sum, &ok);
+            if (ok) {
+                joint_update(s, q, points, x, &top);
+                q += (size_t)points - 1;
+                continue;
+            }
+            ++s->fallback; /* its points one by one, this once */
+        }
         /* An open contact whose bodies' velocities have not changed by its slack since: it is
          * still open, and would stay without impulse. */
         if (s->slack[q] > 0.0) {
@@ -704,6 +857,21 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
     s->blocks += (int64_t)s->ncontact;
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
+        const int points = joint_points(s, k);
+        if (points > 1) {
+            double x[3 * GF_MANIFOLD_KERNEL_MAX];
+            int ok;
+            solve_joint(s, q, points, x, &sum, &ok);
+            if (ok) {
+                for (int i = 0; i < points; ++i)
+                    for (int m = 0; m < 3; ++m)
+                        s->dl[3 * (q + (size_t)i) + (size_t)m] =
+                            relax * (x[3 * i + m] - s->rec[q + (size_t)i].lambda[m]);
+                q += (size_t)points - 1;
+                continue;
+            }
+            ++s->fallback;
+        }
         double u[3], x[3];
         GF_TRY(solve_block(s, p, c, k, u, x, &sum));
         for (int m = 0; m < 3; ++m)
@@ -793,6 +961,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     if (s->ncontact > 0) /* without contacts nothing was allocated */
         memset(s->slack, 0, s->ncontact * sizeof *s->slack);
     s->blocks = 0;
+    s->fallback = 0;
+    s->joints = 0;
     /* Warm-start impulses enter the velocities before the first sweep. */
     for (size_t q = 0; q < s->ncontact && !applied; ++q) {
         const gf_solver_contact *k = &s->rec[q];
@@ -854,6 +1024,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         }
         res->iterations = k;
         res->blocks = s->blocks;
+        res->fallbacks = s->fallback;
+        res->joints = s->joints;
         res->slots = (int64_t)s->ncontact * k;
         if (!measure)
             continue;

@@ -138,6 +138,7 @@ typedef struct {
     int64_t stepped_particles;
     int64_t total_iterations;
     int64_t total_blocks[2]; /* blocks solved, contacts x sweeps (gf_solver_result) */
+    int64_t total_joints[2]; /* joint block solves, those solved point by point */
     long unconverged_steps;  /* steps whose solve ended at max_iterations (the same on all ranks) */
     double residual_sum, residual_max; /* of the solves' residuals reached (global) */
     long residual_steps;

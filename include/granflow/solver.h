@@ -98,8 +98,12 @@ typedef struct {
     long iterations; /* sweeps made */
     /* Blocks solved (this rank), and contacts times sweeps: Gauss-Seidel skips a block whose
      * bodies have not changed since it last changed nothing, and an open contact whose bodies
-     * have not moved by its slack (either would give the same impulse). */
+     * have not moved by its slack (either would give the same impulse). A joint block of k
+     * points counts k. */
     int64_t blocks, slots;
+    /* Solves of joint blocks (a pair's manifold, README "Contact manifolds"), and of those the
+     * ones solved point by point because the joint kernel found no answer (this rank). */
+    int64_t joints, fallbacks;
     /* 1: the stopping test passed; 0: it did not by max_iterations (with tolerance 0: the last
      * sweep still changed the velocities by more than the floor); -1: no test was made (a fixed
      * number of sweeps). */
@@ -141,11 +145,15 @@ typedef struct {
 
 /* The rest of a contact that is not a sphere block: the rows r_b x e_k (e = n, t, o) of each
  * body's angular Jacobian, the same rows times the body's world-frame inverse inertia, and the
- * Delassus block (nn, nt, no, tt, to, oo). */
+ * Delassus block (nn, nt, no, tt, to, oo). The points of one pair's manifold follow each other
+ * and are one joint block (README, "Contact manifolds"): the first says how many (`points`, 1:
+ * a block of its own, 0: a later point of a joint block) and where their Delassus matrix lies
+ * (`joint`: 3 points x 3 points doubles at gf_solver.joint + joint). */
 typedef struct {
     double R1[3][3], R2[3][3];
     double M1[3][3], M2[3][3];
     double A[6];
+    int32_t points, joint;
 } gf_solver_general;
 
 typedef struct {
@@ -157,10 +165,13 @@ typedef struct {
     size_t captmp;
     size_t ngeneral, capg;
     gf_solver_general *gen;
-    size_t nbody;      /* particles (owned and ghosts) prepared for */
-    size_t nrec, nown; /* body records of particles in a solve; the first nown are owned */
-    size_t capb;       /* records: nrec of particles, GF_MAX_BODIES geometry bodies, then
-                          turning mesh surfaces */
+    size_t njoint, capjoint;
+    double *joint;            /* the joint blocks' Delassus matrices */
+    int64_t joints, fallback; /* joint block solves, and point by point ones, this solve */
+    size_t nbody;             /* particles (owned and ghosts) prepared for */
+    size_t nrec, nown;        /* body records of particles in a solve; the first nown are owned */
+    size_t capb;              /* records: nrec of particles, GF_MAX_BODIES geometry bodies, then
+                                 turning mesh surfaces */
     gf_solver_body *body;
     int32_t *rec_of;  /* per particle: its body record (-1: none in this solve) */
     int32_t *part_of; /* per body record of a particle: that particle */
