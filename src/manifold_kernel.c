@@ -83,7 +83,7 @@ typedef struct {
 
 /* Projection of w onto the cone |x_t| <= mu x_n, and its derivative D (3 x 3, row-major). */
 static void project_cone(const double w[3], double mu, double p[3], double D[9]) {
-    double r = hypot(w[1], w[2]);
+    double r = sqrt(w[1] * w[1] + w[2] * w[2]);
     memset(D, 0, 9 * sizeof *D);
     if (r <= mu * w[0]) { /* inside */
         memcpy(p, w, 3 * sizeof *w);
@@ -124,9 +124,10 @@ static void residual(const problem *P, const double *u, double *F, double *J) {
         z[k] = v;
     }
     if (J)
-        for (int k = 0; k < m3; ++k)
-            for (int l = 0; l < m3; ++l)
-                dz[k][l] = P->A[k][l] + (k == l ? P->eps : 0.0);
+        for (int k = 0; k < m3; ++k) {
+            memcpy(dz[k], P->A[k], (size_t)m3 * sizeof dz[k][0]);
+            dz[k][k] += P->eps;
+        }
     if (!P->coulomb) {
         for (int k = 0; k < m3; ++k)
             for (int q = 0; q < P->r; ++q)
@@ -606,7 +607,10 @@ static int solve_one(int m, const double *A, const double *b, const double *mu, 
  * to x0; x: the result for all m points (zeros off S). 1 on success. */
 static int solve_subset(int m, const double *A, const double *b, const double *mu, double eps,
                         const double *x0, const double *xs, const int *S, int s, int coulomb,
-                        int passes, double *x) {
+                        int passes, double *y, double *x) {
+    if (y)
+        for (int i = 0; i < m; ++i)
+            y[i] = 0.0;
     if (s == 1 && !coulomb)
         return solve_one(m, A, b, mu, S[0], x);
     problem P;
@@ -618,7 +622,16 @@ static int solve_subset(int m, const double *A, const double *b, const double *m
             u[3 * i + a] = xs[3 * S[i] + a];
             xmax = fmax(xmax, fabs(u[3 * i + a]));
         }
-    multipliers(&P, u);
+    /* The multipliers: as the last call left them (the solver's previous sweep), else
+     * estimated. */
+    int warm = 0;
+    for (int q = 0; q < P.r; ++q)
+        warm |= xs[3 * m + S[P.row[q]]] != 0.0;
+    if (warm)
+        for (int q = 0; q < P.r; ++q)
+            u[3 * s + q] = xs[3 * m + S[P.row[q]]];
+    else
+        multipliers(&P, u);
     double scale = fmax(bmax * P.gamma, xmax);
     if (!(scale > 0.0))
         scale = DBL_MIN;
@@ -660,6 +673,9 @@ static int solve_subset(int m, const double *A, const double *b, const double *m
         if (pass > 0 && change <= 16.0 * DBL_EPSILON * scale)
             break;
     }
+    if (y)
+        for (int q = 0; q < P.r; ++q)
+            y[S[P.row[q]]] = u[3 * s + q];
     /* Into the cones exactly (a move by at most the residual). */
     memset(x, 0, (size_t)(3 * m) * sizeof *x);
     for (int i = 0; i < s; ++i) {
@@ -692,14 +708,15 @@ static double objective(int m, const double *A, const double *b, const double *x
 /* Every non-empty set of loaded points: of the answers in which no other point approaches, the
  * one of least energy (maximum dissipation over the consistent sets). 1 if there is one. */
 static int enumerate_sets(int m, const double *A, const double *b, const double *mu, double eps,
-                          const double *x0, const double *xs, double bmax, int passes, double *x) {
-    double best = INFINITY, trial[3 * PMAX], diag = eps / REGULARISE;
+                          const double *x0, const double *xs, double bmax, int passes, double *y,
+                          double *x) {
+    double best = INFINITY, trial[3 * PMAX], ytrial[PMAX], diag = eps / REGULARISE;
     for (unsigned set = 1; set < (1u << m); ++set) {
         int S[PMAX], s = 0;
         for (int i = 0; i < m; ++i)
             if (set & (1u << i))
                 S[s++] = i;
-        if (!solve_subset(m, A, b, mu, eps, x0, xs, S, s, 0, passes, trial))
+        if (!solve_subset(m, A, b, mu, eps, x0, xs, S, s, 0, passes, ytrial, trial))
             continue;
         double vtol = 1e-11 * fmax(bmax, diag * norm_inf(trial, 3 * m));
         int consistent = 1;
@@ -709,6 +726,8 @@ static int enumerate_sets(int m, const double *A, const double *b, const double 
         if (f < best) {
             best = f;
             memcpy(x, trial, (size_t)(3 * m) * sizeof *x);
+            if (y)
+                memcpy(y, ytrial, (size_t)m * sizeof *y);
         }
     }
     return best < INFINITY;
@@ -733,8 +752,8 @@ static gf_status failed(int m, const double *x0, double *x, const char *why) {
 
 /* The checks of the input, the regularisation and the point-by-point start (xs) of both. */
 static gf_status prepare(int m, const double *A, const double *b, const double *mu,
-                         const double *x0, int coulomb, double *eps, double *bmax, double *xs,
-                         double *x) {
+                         const double *x0, const double *y0, int coulomb, double *eps, double *bmax,
+                         double *xs, double *x) {
     if (m < 1 || m > PMAX)
         return failed(m < 1 ? 0 : m, x0, x, "too many points");
     if (!all_finite(m, A, b, mu, x0))
@@ -745,32 +764,43 @@ static gf_status prepare(int m, const double *A, const double *b, const double *
     if (!(diag > 0.0))
         return failed(m, x0, x, "the Delassus matrix is not positive");
     *eps = REGULARISE * diag / (3.0 * m);
-    int all[PMAX];
-    for (int i = 0; i < m; ++i)
-        all[i] = i;
-    problem P;
-    build(&P, m, A, b, mu, *eps, all, m, coulomb, bmax);
-    /* From the warm start (the solver's current impulses), a few point-by-point sweeps. */
+    *bmax = 0.0;
+    for (int k = 0; k < 3 * m; ++k)
+        *bmax = fmax(*bmax, fabs(b[k]));
+    /* From the warm start (the solver's current impulses and the multipliers of its last
+     * call), or from a few point-by-point sweeps. */
     memcpy(xs, x0, (size_t)(3 * m) * sizeof *xs);
-    start(&P, xs);
+    for (int i = 0; i < m; ++i)
+        xs[3 * m + i] = y0 ? y0[i] : 0.0;
+    if (norm_inf(x0, 3 * m) == 0.0) {
+        int all[PMAX];
+        for (int i = 0; i < m; ++i)
+            all[i] = i;
+        problem P;
+        double unused;
+        build(&P, m, A, b, mu, *eps, all, m, coulomb, &unused);
+        start(&P, xs);
+    }
     return GF_OK;
 }
 
 gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, const double *mu,
-                                     const double *x0, int exact, double *x) {
+                                     const double *x0, double *y, int exact, double *x) {
     const int passes = exact ? PASSES : 1;
-    double eps, bmax, xs[3 * PMAX];
+    double eps, bmax, xs[4 * PMAX];
     if (m >= 1 && m <= PMAX && separating(m, b, x0)) {
         memset(x, 0, (size_t)(3 * m) * sizeof *x);
+        if (y)
+            memset(y, 0, (size_t)m * sizeof *y);
         return GF_OK;
     }
-    GF_TRY(prepare(m, A, b, mu, x0, 0, &eps, &bmax, xs, x));
-    /* The points that would approach without impulses are the first guess of those loaded;
-     * the loop adds those the others' impulses push into contact. */
+    GF_TRY(prepare(m, A, b, mu, x0, y, 0, &eps, &bmax, xs, x));
+    /* The points that would approach without impulses, or carry a load, are the first guess of
+     * those loaded; the loop adds those the others' impulses push into contact. */
     int in[PMAX], S[PMAX], s = 0;
     for (int i = 0; i < m; ++i)
-        in[i] = b[3 * i] > 0.0;
-    double trial[3 * PMAX], diag = eps / REGULARISE;
+        in[i] = b[3 * i] > 0.0 || x0[3 * i] > 0.0;
+    double trial[3 * PMAX], ytrial[PMAX], diag = eps / REGULARISE;
     for (int round = 0; round < 4 * m; ++round) {
         s = 0;
         for (int i = 0; i < m; ++i)
@@ -778,7 +808,9 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
                 S[s++] = i;
         if (s == 0) {
             memset(x, 0, (size_t)(3 * m) * sizeof *x);
-        } else if (!solve_subset(m, A, b, mu, eps, x0, xs, S, s, 0, passes, x)) {
+            if (y)
+                memset(y, 0, (size_t)m * sizeof *y);
+        } else if (!solve_subset(m, A, b, mu, eps, x0, xs, S, s, 0, passes, y, x)) {
             /* No impulses in the cones hold all of S: the least loaded of the start leaves. */
             int drop = S[0];
             for (int k = 1; k < s; ++k)
@@ -817,12 +849,16 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
             for (int j = 0; j < m; ++j)
                 if (in[j] && j != i)
                     T[t++] = j;
-            if (t > 0 && !solve_subset(m, A, b, mu, eps, x0, xs, T, t, 0, passes, trial))
+            if (t > 0 && !solve_subset(m, A, b, mu, eps, x0, xs, T, t, 0, passes, ytrial, trial))
                 continue;
-            if (t == 0)
+            if (t == 0) {
                 memset(trial, 0, (size_t)(3 * m) * sizeof *trial);
+                memset(ytrial, 0, (size_t)m * sizeof *ytrial);
+            }
             if (normal_velocity(m, A, b, trial, i) > vtol) {
                 in[i] = 0;
+                if (y)
+                    memcpy(y, ytrial, (size_t)m * sizeof *y);
                 changed = 1;
             }
         }
@@ -831,24 +867,26 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
     }
     /* The loop did not settle (or no impulses held a set): every set of loaded points is tried
      * and the consistent answer of least energy kept (2^m - 1 sets: small manifolds only). */
-    if (m <= ENUMERATE_MAX && enumerate_sets(m, A, b, mu, eps, x0, xs, bmax, passes, x))
+    if (m <= ENUMERATE_MAX && enumerate_sets(m, A, b, mu, eps, x0, xs, bmax, passes, y, x))
         return GF_OK;
+    if (y)
+        memset(y, 0, (size_t)m * sizeof *y);
     return failed(m, x0, x, "the set of loaded points did not settle");
 }
 
 gf_status gf_manifold_kernel_coulomb(int m, const double *A, const double *b, const double *mu,
                                      const double *x0, int exact, double *x) {
     const int passes = exact ? PASSES : 1;
-    double eps, bmax, xs[3 * PMAX];
+    double eps, bmax, xs[4 * PMAX];
     if (m >= 1 && m <= PMAX && separating(m, b, x0)) {
         memset(x, 0, (size_t)(3 * m) * sizeof *x);
         return GF_OK;
     }
-    GF_TRY(prepare(m, A, b, mu, x0, 1, &eps, &bmax, xs, x));
+    GF_TRY(prepare(m, A, b, mu, x0, NULL, 1, &eps, &bmax, xs, x));
     int S[PMAX];
     for (int i = 0; i < m; ++i)
         S[i] = i;
-    if (!solve_subset(m, A, b, mu, eps, x0, xs, S, m, 1, passes, x))
+    if (!solve_subset(m, A, b, mu, eps, x0, xs, S, m, 1, passes, NULL, x))
         return failed(m, x0, x, "Newton's method did not converge");
     return GF_OK;
 }

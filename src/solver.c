@@ -248,6 +248,7 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
             r->general = (int32_t)s->ngeneral++;
             g->points = 1;
             g->joint = -1;
+            g->y = 0.0;
             r->rho1 = r->rho2 = 0.0;
             const double *e[3] = {n, t, o};
             general_rows(p, a, r1, e, g->R1, g->M1);
@@ -403,13 +404,15 @@ static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, i
     const double *A = s->joint + s->gen[k0->general].joint;
     const int m3 = 3 * m;
     double u[3 * GF_MANIFOLD_KERNEL_MAX], b[3 * GF_MANIFOLD_KERNEL_MAX],
-        lam[3 * GF_MANIFOLD_KERNEL_MAX], mu[GF_MANIFOLD_KERNEL_MAX];
+        lam[3 * GF_MANIFOLD_KERNEL_MAX], mu[GF_MANIFOLD_KERNEL_MAX], y[GF_MANIFOLD_KERNEL_MAX];
+    gf_solver_general *g = &s->gen[k0->general];
     for (int i = 0; i < m; ++i) {
         const gf_solver_contact *k = &s->rec[q + (size_t)i];
         relative_velocity(s, k, u + 3 * i);
         *sum += u[3 * i] + u[3 * i + 1] + u[3 * i + 2];
         memcpy(lam + 3 * i, k->lambda, sizeof k->lambda);
         mu[i] = k->mu;
+        y[i] = g[i].y;
     }
     for (int r = 0; r < m3; ++r) {
         double v = -u[r];
@@ -421,8 +424,10 @@ static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, i
         b[3 * i] -= s->rec[q + (size_t)i].bias;
     gf_status st = s->prm.model == GF_MODEL_COULOMB
                        ? gf_manifold_kernel_coulomb(m, A, b, mu, lam, 0, x)
-                       : gf_manifold_kernel_maxdiss(m, A, b, mu, lam, 0, x);
+                       : gf_manifold_kernel_maxdiss(m, A, b, mu, lam, y, 0, x);
     *ok = st == GF_OK;
+    for (int i = 0; i < m; ++i)
+        g[i].y = *ok ? y[i] : 0.0;
     if (!*ok)
         gf_error_clear();
 }

@@ -33,10 +33,13 @@
 /* Points of one joint block at most; longer runs of one pair are solved in blocks of this many. */
 #define GF_MANIFOLD_KERNEL_MAX 8
 
-/* Both return GF_OK with x the solution, or GF_ERR_NUMERIC (x = x0) when the input is not finite
+/* y (maximum dissipation; NULL: none): m multipliers of the points' normal conditions, in: those
+ * of the last call on the same block (0: none; a warm start for Newton's method), out: this
+ * answer's (0 where a point's condition is not imposed).
+ * Both return GF_OK with x the solution, or GF_ERR_NUMERIC (x = x0) when the input is not finite
  * or no answer was found (the caller then solves the points one by one). */
 gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, const double *mu,
-                                     const double *x0, int exact, double *x);
+                                     const double *x0, double *y, int exact, double *x);
 gf_status gf_manifold_kernel_coulomb(int m, const double *A, const double *b, const double *mu,
                                      const double *x0, int exact, double *x);
 

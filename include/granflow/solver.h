@@ -153,6 +153,7 @@ typedef struct {
     double R1[3][3], R2[3][3];
     double M1[3][3], M2[3][3];
     double A[6];
+    double y; /* the multiplier of this point's normal condition in its joint block's last solve */
     int32_t points, joint;
 } gf_solver_general;
 
