@@ -654,6 +654,26 @@ static gf_status check_state(const gf_sim *sim) {
     return GF_OK;
 }
 
+/* The histogram bin of a step's residual against the tolerance (quarter decades from 1e-12 of
+ * it; a residual of 0, or a tolerance of 0, is bin 0). */
+static int residual_bin(double residual, double tolerance) {
+    if (!(residual > 0.0) || !(tolerance > 0.0))
+        return 0;
+    double b = floor(4.0 * log10(residual / tolerance)) + 49.0;
+    return b < 0.0 ? 0 : b > GF_SIM_RESIDUAL_BINS - 1 ? GF_SIM_RESIDUAL_BINS - 1 : (int)b;
+}
+
+/* The median residual / tolerance of the run's steps (the upper edge of its bin). */
+static double residual_median(const gf_sim *sim) {
+    long seen = 0;
+    for (int k = 0; k < GF_SIM_RESIDUAL_BINS; ++k) {
+        seen += sim->residual_hist[k];
+        if (2 * seen >= sim->residual_steps)
+            return pow(10.0, (k - 48) / 4.0);
+    }
+    return INFINITY;
+}
+
 /* The tallies of a step, right after its solve: the figures of its contacts (before integration
  * and migration reorder the particles), the run's sums and maxima, the particles stepped and
  * the solver's sweeps and convergence. */
@@ -672,6 +692,16 @@ static void tally_step(gf_sim *sim) {
             r = fmin(r, p->radius[c->i2[j]]);
         f.max_penetration = fmax(f.max_penetration, pen);
         f.max_penetration_rel = fmax(f.max_penetration_rel, pen / r);
+        if (pen / r > sim->deepest.rel) {
+            gf_deepest_contact *d = &sim->deepest;
+            d->rel = pen / r;
+            d->depth = pen;
+            d->id1 = c->id1[j];
+            d->id2 = c->id2[j];
+            d->step = sim->step + 1; /* the step being made */
+            d->shape1 = p->shape[c->i1[j]];
+            d->shape2 = c->i2[j] >= 0 ? p->shape[c->i2[j]] : -1;
+        }
     }
     sim->figures = f;
     gf_contact_figures *run = &sim->run_figures;
@@ -691,6 +721,7 @@ static void tally_step(gf_sim *sim) {
         sim->residual_sum += sim->last_solve.residual;
         sim->residual_max = fmax(sim->residual_max, sim->last_solve.residual);
         sim->residual_steps++;
+        sim->residual_hist[residual_bin(sim->last_solve.residual, sim->solver_params.tolerance)]++;
     }
 }
 
@@ -1037,15 +1068,22 @@ static gf_status progress(gf_sim *sim, long done, long todo) {
     double eta = gf_sim_eta(sim->progress_wtime, sim->progress_done, wall, done, todo);
     sim->progress_wtime = wall;
     sim->progress_done = done;
-    char ws[32], es[32], unconv[64] = "";
+    char ws[32], es[32], unconv[64] = "", error[64];
     format_duration(wall, ws, sizeof ws);
     format_duration(eta, es, sizeof es);
     if (sim->unconverged_steps > 0)
         snprintf(unconv, sizeof unconv, "  unconverged %ld", sim->unconverged_steps);
+    /* The step's estimated velocity error against what the tolerance allows (<= 1: converged);
+     * without a tolerance the residual itself. `!`: the step ended at the sweep budget. */
+    const double tol = sim->solver_params.tolerance;
+    if (tol > 0.0 && sim->last_solve.converged >= 0)
+        snprintf(error, sizeof error, "error %.2g x tol", mx[1] / tol);
+    else
+        snprintf(error, sizeof error, "residual %.2e", mx[1]);
     gf_log_info("step %8ld  t %.6e s  particles %lld  contacts %lld (touching %lld, loaded "
-                "%lld)  sweeps %3.0f%s  residual %.2e%s  wall %s  ETA %s",
+                "%lld)  sweeps %3.0f%s  %s%s  wall %s  ETA %s",
                 sim->step, sim->time, (long long)n[0], (long long)n[1], (long long)n[2],
-                (long long)n[3], mx[0], sim->last_solve.converged ? "" : "!", mx[1], unconv, ws,
+                (long long)n[3], mx[0], sim->last_solve.converged ? "" : "!", error, unconv, ws,
                 es);
     return GF_OK;
 }
@@ -1075,6 +1113,50 @@ gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
     return gf_sim_check_particles(sim);
 }
 
+/* How far from converged the run's steps ended, and what to change where that is far. */
+static void log_convergence(const gf_sim *sim, double steps) {
+    const double tol = sim->solver_params.tolerance, median = residual_median(sim);
+    const double worst = sim->residual_max / tol;
+    const double share = (double)sim->unconverged_steps / steps;
+    gf_log_info("  estimated velocity error over the steps, in units of what Solver.tolerance "
+                "allows (tolerance x reference velocity): median %.2g, worst %.2g (<= 1: "
+                "converged; a step marked `!` on the progress line stopped at "
+                "Solver.max_iterations = %ld sweeps that far from converged)",
+                median, worst, sim->solver_params.max_iterations);
+    if (share > 0.05 || median > 1.0)
+        gf_log_info("  note: %.0f%% of the steps ended unconverged (median error %.2g x the "
+                    "tolerance): raise Solver.max_iterations (now %ld) until they converge, or "
+                    "set Solver.tolerance to the accuracy the study needs (the median step "
+                    "reached %.2g); dense stacks and long force chains converge slowly under "
+                    "Gauss-Seidel",
+                    100.0 * share, median, sim->solver_params.max_iterations, median * tol);
+}
+
+/* "particle 17 (box)" or "geometry body 3". */
+static void body_name(int64_t id, int32_t shape, char *buf, size_t size) {
+    if (id < 0)
+        snprintf(buf, size, "geometry body %lld", (long long)(-1 - id));
+    else
+        snprintf(buf, size, "particle %lld (%s)", (long long)id,
+                 gf_shape_name((gf_shape_type)shape));
+}
+
+/* Collective: the deepest contact of all ranks on rank 0 (the others keep theirs). */
+static gf_status deepest_of_all(const gf_sim *sim, gf_deepest_contact *d) {
+    void *all = NULL;
+    size_t *offsets = NULL;
+    GF_TRY(gf_par_gather_bytes(sim->par, 0, d, sizeof *d, &all, &offsets));
+    if (all) {
+        const gf_deepest_contact *r = all;
+        for (int k = 0; k < sim->par->size; ++k)
+            if (r[k].rel > d->rel)
+                *d = r[k];
+    }
+    free(all);
+    free(offsets);
+    return GF_OK;
+}
+
 void gf_sim_print_summary(gf_sim *sim) {
     const gf_timers *tm = &sim->timers;
     int nranks = sim->par ? sim->par->size : 1;
@@ -1097,6 +1179,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                           sim->total_joints[0],
                           sim->total_joints[1]};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
+    gf_deepest_contact deepest = sim->deepest;
+    if (sim->par && deepest_of_all(sim, &deepest) != GF_OK)
+        return;
     if (sim->par) {
         /* Collective: every rank calls this. Failures only cost the report. */
         if (gf_par_allreduce_double(sim->par, mn, GF_TIMER_COUNT, GF_PAR_MIN) != GF_OK ||
@@ -1192,9 +1277,19 @@ void gf_sim_print_summary(gf_sim *sim) {
                     "%g): mean %.3g, largest %.3g",
                     sim->solver_params.tolerance, sim->residual_sum / (double)sim->residual_steps,
                     sim->residual_max);
+    if (sim->residual_steps > 0 && sim->solver_params.tolerance > 0.0)
+        log_convergence(sim, steps);
     gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
                 "radius of the pair",
                 pen[0], 100.0 * pen[1]);
+    if (deepest.rel > 0.0) {
+        char b1[64], b2[64];
+        body_name(deepest.id1, deepest.shape1, b1, sizeof b1);
+        body_name(deepest.id2, deepest.shape2, b2, sizeof b2);
+        gf_log_info("  the deepest relative to its pair: %s against %s in step %lld, %.4g m "
+                    "(%.3g%% of the smaller radius)",
+                    b1, b2, (long long)deepest.step, deepest.depth, 100.0 * deepest.rel);
+    }
     if (sim->balance_count > 0)
         log_balance(sim);
 }

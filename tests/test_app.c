@@ -47,6 +47,53 @@ static void test_demo_runs(void **state) {
     expect(args, 1, "1024 particles, 6 walls", NULL);
 }
 
+/* The median of the summary's "median X" field (NAN when absent). */
+static double summary_median(const char *out) {
+    const char *m = strstr(out, "median ");
+    return m ? strtod(m + 7, NULL) : NAN;
+}
+
+/* How far from converged the steps ended is said on the progress line (in units of what the
+ * tolerance allows) and in the summary (median and worst), with a note on what to change when
+ * the steps do not converge; a run whose steps converge gets no note. */
+static void test_convergence_reported(void **state) {
+    (void)state;
+    /* A column of 6 spheres on a floor: Gauss-Seidel needs tens of sweeps to pass its load. */
+    const char *cfg = write_cfg(
+        "column.cfg", "Domain { min <-0.1,-0.1,0>; max <0.1,0.1,0.5>; box_walls true; }\n"
+                      "Materials { friction 0.5; Material { name m; density 1000; } }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.02>; material m; }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.06>; material m; }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.10>; material m; }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.14>; material m; }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.18>; material m; }\n"
+                      "Body { shape sphere; radius 0.02; position <0,0,0.22>; material m; }\n"
+                      "Time { dt 1e-3; steps 30; }\n"
+                      "Output { progress_every 10; }\n");
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "%s %s -Output.directory=%s/column -Solver.max_iterations=2 -Solver.tolerance=1e-9",
+             GRANFLOW_EXE, cfg, tmpdir);
+    assert_int_equal(gf_test_run(cmd, &out), 0);
+    if (!strstr(out, "sweeps   2!  error ") || !strstr(out, " x tol") ||
+        !strstr(out, "raise Solver.max_iterations (now 2)") || !(summary_median(out) > 1.0))
+        fail_msg("a budget-limited run is not reported as such:\n%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "%s %s -Output.directory=%s/column -Solver.max_iterations=1000 "
+             "-Solver.tolerance=1e-3",
+             GRANFLOW_EXE, cfg, tmpdir);
+    assert_int_equal(gf_test_run(cmd, &out), 0);
+    if (strstr(out, "note:") || strstr(out, "!  error") || !(summary_median(out) <= 1.0))
+        fail_msg("a converged run is reported as unconverged:\n%s", out);
+    /* The deepest penetration is named: a pair of the column's spheres or the lowest one and the
+     * floor (geometry body 4, the lower z wall), and its step. */
+    if (!strstr(out, "the deepest relative to its pair: particle ") || !strstr(out, "(sphere)") ||
+        !strstr(out, " in step "))
+        fail_msg("the deepest penetration is not named:\n%s", out);
+    free(out);
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     char args[1024];
@@ -739,6 +786,7 @@ int main(void) {
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_runs),
+        cmocka_unit_test(test_convergence_reported),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_parallel),
         cmocka_unit_test(test_output_and_restart),

@@ -52,11 +52,22 @@
 /* A scheduled velocity change at time T applies from the first step starting at or after T, up
  * to this share of dt (the time is summed step by step and carries rounding). */
 #define GF_SIM_SCHEDULE_TOLERANCE 1e-6
+/* Bins of the run's histogram of residual / tolerance (quarter decades, 1e-12 to 1e12). */
+#define GF_SIM_RESIDUAL_BINS 98
 
 typedef struct {
     int64_t solved, touching, loaded;
     double max_penetration, max_penetration_rel;
 } gf_contact_figures;
+
+/* The contact of a run's deepest penetration relative to the smaller radius of its pair (this
+ * rank): the bodies' global ids (geometry body k: -1 - k), their shapes (geometry: -1), the
+ * step. */
+typedef struct {
+    double rel, depth;
+    int64_t id1, id2, step;
+    int32_t shape1, shape2;
+} gf_deepest_contact;
 
 typedef struct {
     const gf_par *par;
@@ -135,6 +146,7 @@ typedef struct {
     /* Over the steps of this run (local): sums of the figures' counts, their deepest
      * penetrations, the particles stepped (for rates), and the sweeps. */
     gf_contact_figures run_figures;
+    gf_deepest_contact deepest;
     int64_t stepped_particles;
     int64_t total_iterations;
     int64_t total_blocks[2]; /* blocks solved, contacts x sweeps (gf_solver_result) */
@@ -142,6 +154,9 @@ typedef struct {
     long unconverged_steps;  /* steps whose solve ended at max_iterations (the same on all ranks) */
     double residual_sum, residual_max; /* of the solves' residuals reached (global) */
     long residual_steps;
+    /* The steps' residual / tolerance in quarter decades from 1e-12 (bin 0: below, last: 1e12
+     * and above), for the median of the summary (tolerance > 0). */
+    long residual_hist[GF_SIM_RESIDUAL_BINS];
     int64_t global_particles;
     int64_t expected_particles; /* initial + created - deleted, for the accounting check */
     int64_t next_id;            /* the next unused global id (the same on every rank) */
