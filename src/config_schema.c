@@ -408,6 +408,11 @@ static const gf_config_key keys[] = {
      "The share of a penetration removed per step: penetrations close at error_reduction / dt."},
     {"Solver", "warm_start", GF_KEY_BOOL, "true", "",
      "Start each step from the previous step's impulses of persisting contacts."},
+    {"Solver", "manifolds", GF_KEY_WORD, "joint", "joint, pointwise",
+     "joint: the points of one pair's contact manifold (a box face on a floor) are one block, "
+     "solved together (a sliding box obeys Coulomb's law); pointwise: each point its own block, "
+     "as before (its friction tilts where lever arms couple normal and tangent; much cheaper in "
+     "dense piles of non-spherical bodies)."},
     {"Contact", "margin_fraction", GF_KEY_NUMBER, "0.01", "[0, 10]",
      "The speculative margin beyond the motion of one step, in radii of the largest particle "
      "present (lattice, inflow or restart alike)."},

@@ -651,7 +651,7 @@ static int solve_subset(int m, const double *A, const double *b, const double *m
         double first[NMAX];
         memcpy(first, u, sizeof first);
         ok = newton(&P, u, scale);
-        if (!ok) {
+        if (!ok && passes > 1) {
             memcpy(u, first, sizeof first);
             ok = barrier(&P, u, scale);
             double rough[NMAX];
@@ -867,7 +867,8 @@ gf_status gf_manifold_kernel_maxdiss(int m, const double *A, const double *b, co
     }
     /* The loop did not settle (or no impulses held a set): every set of loaded points is tried
      * and the consistent answer of least energy kept (2^m - 1 sets: small manifolds only). */
-    if (m <= ENUMERATE_MAX && enumerate_sets(m, A, b, mu, eps, x0, xs, bmax, passes, y, x))
+    if (exact && m <= ENUMERATE_MAX &&
+        enumerate_sets(m, A, b, mu, eps, x0, xs, bmax, passes, y, x))
         return GF_OK;
     if (y)
         memset(y, 0, (size_t)m * sizeof *y);

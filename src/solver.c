@@ -18,6 +18,7 @@ void gf_solver_params_default(gf_solver_params *prm) {
     prm->tolerance = 1e-3;
     prm->relaxation = 1.0;
     prm->error_reduction = 0.1;
+    prm->joint_manifolds = 1;
 }
 
 const char *gf_solver_model_name(gf_contact_model model) {
@@ -61,6 +62,15 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root) {
         char where[512];
         return GF_ERROR(GF_ERR_INPUT, "%s: Solver.mode '%s' is unknown (gauss_seidel, jacobi)",
                         gf_config_block_where(b, where, sizeof where), mode);
+    }
+    char manifolds[64];
+    GF_TRY(gf_config_get_string(b, "manifolds", "joint", manifolds, sizeof manifolds));
+    if (strcmp(manifolds, "joint") == 0 || strcmp(manifolds, "pointwise") == 0)
+        prm->joint_manifolds = strcmp(manifolds, "joint") == 0;
+    else {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT, "%s: Solver.manifolds '%s' is unknown (joint, pointwise)",
+                        gf_config_block_where(b, where, sizeof where), manifolds);
     }
     GF_TRY(gf_config_get_long(b, "check_every", prm->check_every, &prm->check_every));
     GF_TRY(gf_config_check_range(b, "check_every", (double)prm->check_every, 1, 1e9));
@@ -159,7 +169,7 @@ static void general_rows(const gf_particles *p, int32_t i, const double r[3],
  * e_lc (im1 + im2) + (r1_i x e_ia) . iI1 (r1_l x e_lc) + the same for body 2. */
 static gf_status joint_blocks(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     s->njoint = 0;
-    if (s->prm.model == GF_MODEL_FRICTIONLESS)
+    if (s->prm.model == GF_MODEL_FRICTIONLESS || !s->prm.joint_manifolds)
         return GF_OK;
     for (size_t j = 0; j < c->count;) {
         const gf_solver_contact *r = &s->rec[j];
@@ -249,6 +259,7 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
             g->points = 1;
             g->joint = -1;
             g->y = 0.0;
+            g->pointwise = 0;
             r->rho1 = r->rho2 = 0.0;
             const double *e[3] = {n, t, o};
             general_rows(p, a, r1, e, g->R1, g->M1);
@@ -428,13 +439,20 @@ static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, i
     *ok = st == GF_OK;
     for (int i = 0; i < m; ++i)
         g[i].y = *ok ? y[i] : 0.0;
+    g->pointwise = !*ok;
     if (!*ok)
         gf_error_clear();
 }
 
-/* The points of a joint block at record q (k->general >= 0 only), or 1. */
+/* The points of a joint block at record q (k->general >= 0 only), or 1; 1 also for a block the
+ * joint kernel found no answer for in this solve (it is solved point by point from then on: a
+ * failed joint solve costs tens of Newton steps, and the next sweep's would most likely fail
+ * again). */
 static inline int joint_points(const gf_solver *s, const gf_solver_contact *k) {
-    return k->general >= 0 ? s->gen[k->general].points : 1;
+    if (k->general < 0)
+        return 1;
+    const gf_solver_general *g = &s->gen[k->general];
+    return g->pointwise ? 1 : g->points;
 }
 
 /* A contact whose block met a non-finite number in a sweep, named (the sweep checks once). */

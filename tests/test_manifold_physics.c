@@ -93,6 +93,26 @@ static void test_box_slides_at_mu_g(void **state) {
     check_slide("shape box; half_extents <0.1,0.05,0.05>;", 0.05, 0.6, 0.8, "max_dissipation");
 }
 
+/* Solver.manifolds pointwise solves each point alone, as before the joint solve: the cube's
+ * friction tilts and it decelerates at 0.98 mu g (the switch works and the joint solve is what
+ * makes the difference). */
+static void test_pointwise_switch(void **state) {
+    (void)state;
+    gf_sim sim;
+    make(&sim, DOMAIN "Materials { friction 0.5; Material { name m; density 2500; } }\n"
+                      "Body { shape box; half_extents <0.1,0.1,0.1>; position <-0.6,-0.6,0.1>; "
+                      "velocity <2,0,0>; material m; }\n"
+                      "Time { dt 1e-3; steps 1000; }\n"
+                      "Solver { tolerance 1e-10; max_iterations 2000; manifolds pointwise; }\n");
+    run(&sim, 10);
+    double s0 = speed(&sim);
+    run(&sim, 200);
+    double a = (s0 - speed(&sim)) / 0.2;
+    if (!(a < 0.995 * 0.5 * g && a > 0.95 * 0.5 * g))
+        fail_msg("pointwise: deceleration %.6f mu g, expected the point-wise 0.98", a / (0.5 * g));
+    gf_sim_free(&sim);
+}
+
 static void test_box_slides_at_mu_g_coulomb(void **state) {
     (void)state;
     check_slide("shape box; half_extents <0.1,0.1,0.1>;", 0.1, 1.0, 0.0, "coulomb");
@@ -187,6 +207,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_slides_at_mu_g),
         cmocka_unit_test(test_box_slides_at_mu_g_coulomb),
+        cmocka_unit_test(test_pointwise_switch),
         cmocka_unit_test(test_cylinder_and_capsule_slide_at_mu_g),
         cmocka_unit_test(test_incline),
         cmocka_unit_test(test_coulomb_no_corner_into_the_floor),

@@ -52,6 +52,7 @@ typedef struct {
                                numbers); D is measured at each test sweep and the sweep
                                before it */
     int warm_start;         /* start from the previous step's impulses */
+    int joint_manifolds;    /* the points of one pair's manifold as one block (README) */
 } gf_solver_params;
 
 /* How the solver talks to other ranks (NULL/0 members: serial).
@@ -155,6 +156,8 @@ typedef struct {
     double A[6];
     double y; /* the multiplier of this point's normal condition in its joint block's last solve */
     int32_t points, joint;
+    int32_t pointwise; /* the joint kernel found no answer for this block: point by point for the
+                          rest of the solve */
 } gf_solver_general;
 
 typedef struct {
@@ -208,7 +211,8 @@ typedef struct {
 
 void gf_solver_params_default(gf_solver_params *prm);
 const char *gf_solver_model_name(gf_contact_model model);
-/*  Solver { model max_dissipation; mode gauss_seidel; max_iterations 100; tolerance 1e-3;
+/*  Solver { model max_dissipation; manifolds joint; mode gauss_seidel; max_iterations 100;
+ *           tolerance 1e-3;
  *           sweeps 0; relaxation 1; error_reduction 0.1; check_every 1; warm_start true; } */
 gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root);
 
