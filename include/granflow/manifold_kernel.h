@@ -24,7 +24,7 @@
  *
  * Accuracy: residuals of 1e-9 of the impulses' scale or better (usually rounding). Where no
  * answer exists or none is found (a body wedged between points with strongly differing
- * normals; violent tumbling: 8 in 30 000 random boxes on a floor), it says so. */
+ * normals; violent tumbling: 8 in 30 000 random boxes on a floor, exact), it says so. */
 #ifndef GRANFLOW_MANIFOLD_KERNEL_H
 #define GRANFLOW_MANIFOLD_KERNEL_H
 
