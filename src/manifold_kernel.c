@@ -8,14 +8,17 @@
  * that) they are the equations
  *     F1 = x - P_K(x - g z) = 0,      F2 = g (A x - b)_n,S = 0,
  * solved by a semismooth Newton method with a backtracking line search on |F| from a few
- * point-by-point sweeps of the paper's kernel (close to the joint answer). Its convergence is
- * local: where it fails, a log-barrier interior-point method (smooth, tens of Newton steps) gets
- * close and Newton's method polishes. Only independent normal conditions are imposed (a face's
- * fourth point repeats what three say of a rigid body's motion; pivoted Cholesky of A_NN). S
- * follows from an active-set loop: a point off S that would approach or stays in touch joins, a
- * point of S that carries nothing and would move away once freed leaves, and when no impulses
- * in the cones hold all of S the least loaded point leaves; if the loop does not settle, every
- * set is tried (up to ENUMERATE_MAX points) and the consistent answer of least energy kept. For
+ * point-by-point sweeps of the paper's kernel (close to the joint answer), or from the warm
+ * start. Only independent normal conditions are imposed (a face's fourth point repeats what
+ * three say of a rigid body's motion; pivoted Cholesky of A_NN). S follows from an active-set
+ * loop: a point off S that would approach or stays in touch joins, a point of S that carries
+ * nothing and would move away once freed leaves, and when no impulses in the cones hold all of S
+ * the least loaded point leaves. In exact mode two sure but slow steps back Newton's local
+ * convergence: where it fails, a log-barrier interior-point method (smooth, tens of Newton
+ * steps) gets close and Newton's method polishes; if the loop does not settle, every set is
+ * tried (up to ENUMERATE_MAX points) and the consistent answer of least energy kept. (The
+ * solver, one proximal step per sweep from a warm start, solves a block point by point where
+ * Newton's method alone fails: cheaper, and rare there.) For
  * one point this is the paper's problem, sticking (x = A^-1 b) or the conic section of the
  * plane (A x - b)_n = 0 and the cone (KERNEL.md, steps 3 and 7): solved by its analytic kernel.
  *

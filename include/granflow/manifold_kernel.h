@@ -30,7 +30,8 @@
 
 #include "granflow/error.h"
 
-/* Points of one joint block at most; longer runs of one pair are solved in blocks of this many. */
+/* Points of one joint problem at most (the solver passes one collision query's manifold: up to
+ * GF_MANIFOLD_MAX = 4 points). */
 #define GF_MANIFOLD_KERNEL_MAX 8
 
 /* y (maximum dissipation; NULL: none): m multipliers of the points' normal conditions, in: those
