@@ -270,32 +270,36 @@ static int lu_solve(double *J, double *r, int n) {
  * search halves it. */
 static int newton(const problem *P, double *u, double scale) {
     const int n = P->n;
-    double F[NMAX], Ft[NMAX], ut[NMAX], d[NMAX], J[NMAX * NMAX], Jt[NMAX * NMAX];
-    const double tol = NEWTON_TOL * scale;
+    const size_t nn = (size_t)n * (size_t)n;
+    double F[NMAX], Ft[NMAX], ut[NMAX], d[NMAX], J[NMAX * NMAX], Jt[NMAX * NMAX], LU[NMAX * NMAX];
+    const double tol = NEWTON_TOL * scale, stall = fmax(tol, NEWTON_STALL * scale);
     residual(P, u, F, J);
     double f = norm2(F, n);
     for (int it = 0; it < MAX_NEWTON; ++it) {
         if (f <= tol)
             return 1;
+        /* The step with the Jacobian at u, then with the one where the last step landed. */
         double ft = INFINITY;
         for (int look = 0; look < 4 && !(ft <= 0.5 * f); ++look) {
+            memcpy(LU, look == 0 ? J : Jt, nn * sizeof *LU);
             for (int k = 0; k < n; ++k)
                 d[k] = -F[k];
-            if (!lu_solve(look == 0 ? J : Jt, d, n))
+            if (!lu_solve(LU, d, n)) {
+                if (look == 0)
+                    return f <= stall; /* singular at u: nothing to search along */
                 break;
+            }
             for (int k = 0; k < n; ++k)
                 ut[k] = u[k] + d[k];
             residual(P, ut, Ft, Jt);
             ft = norm2(Ft, n);
-            if (look == 0)
-                residual(P, u, F, J); /* lu_solve overwrote J: kept for the line search */
         }
         if (!(ft <= (1.0 - 1e-4) * f)) {
             /* Backtracking along the first piece's direction. */
+            memcpy(LU, J, nn * sizeof *LU);
             for (int k = 0; k < n; ++k)
                 d[k] = -F[k];
-            if (!lu_solve(J, d, n))
-                return f <= fmax(tol, NEWTON_STALL * scale);
+            lu_solve(LU, d, n); /* regular: the first look solved with it */
             double t = 1.0;
             for (; t > 1e-12; t *= 0.5) {
                 for (int k = 0; k < n; ++k)
@@ -306,13 +310,13 @@ static int newton(const problem *P, double *u, double scale) {
                     break;
             }
             if (t <= 1e-12)
-                return f <= fmax(tol, NEWTON_STALL * scale);
+                return f <= stall;
         }
         memcpy(u, ut, (size_t)n * sizeof *u);
         residual(P, u, F, J);
         f = norm2(F, n);
     }
-    return f <= fmax(tol, NEWTON_STALL * scale);
+    return f <= stall;
 }
 
 /* How far the impulses x = T^-1 v are from the normal conditions: max |g (A x - b)_n|. */
@@ -339,7 +343,7 @@ static double infeasibility(const problem *P, const double *v, const double *t) 
  * conditions (a point of S must then leave), or it does not converge. */
 static int barrier(const problem *P, double *u, double scale) {
     const int s = P->s, m3 = 3 * s, r = P->r, n = m3 + r;
-    double v[3 * PMAX], t_[3 * PMAX], K[NMAX * NMAX], rhs[NMAX], vt[3 * PMAX];
+    double v[3 * PMAX], t_[3 * PMAX], K[NMAX * NMAX], rhs[NMAX];
     for (int i = 0; i < s; ++i) {
         t_[3 * i] = P->mu[i];
         t_[3 * i + 1] = t_[3 * i + 2] = 1.0;
@@ -412,8 +416,7 @@ static int barrier(const problem *P, double *u, double scale) {
             }
             alpha *= alpha < 1.0 ? 0.99 : 1.0;
             for (int k = 0; k < m3; ++k)
-                vt[k] = v[k] + alpha * rhs[k];
-            memcpy(v, vt, (size_t)m3 * sizeof *v);
+                v[k] += alpha * rhs[k];
             for (int q = 0; q < r; ++q)
                 u[m3 + q] = -rhs[m3 + q] / t;
             /* Newton's decrement at rounding (it is noisy there at large t), or enough steps. */
@@ -757,8 +760,11 @@ static gf_status failed(int m, const double *x0, double *x, const char *why) {
 static gf_status prepare(int m, const double *A, const double *b, const double *mu,
                          const double *x0, const double *y0, int coulomb, double *eps, double *bmax,
                          double *xs, double *x) {
-    if (m < 1 || m > PMAX)
-        return failed(m < 1 ? 0 : m, x0, x, "too many points");
+    if (m < 1 || m > PMAX) {
+        memset(x, 0, (size_t)(m > 0 ? 3 * m : 0) * sizeof *x);
+        return GF_ERROR(GF_ERR_INPUT, "joint contact manifold kernel: %d points (1 to %d)", m,
+                        PMAX);
+    }
     if (!all_finite(m, A, b, mu, x0))
         return failed(m, x0, x, "input is not finite");
     double diag = 0.0;

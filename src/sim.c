@@ -1132,10 +1132,10 @@ static void log_convergence(const gf_sim *sim, double steps) {
                     100.0 * share, median, sim->solver_params.max_iterations, median * tol);
 }
 
-/* "particle 17 (box)" or "geometry body 3". */
-static void body_name(int64_t id, int32_t shape, char *buf, size_t size) {
+/* "particle 17 (box)", or the geometry body as gf_walls_describe names it. */
+static void body_name(const gf_sim *sim, int64_t id, int32_t shape, char *buf, size_t size) {
     if (id < 0)
-        snprintf(buf, size, "geometry body %lld", (long long)(-1 - id));
+        gf_walls_describe(&sim->walls, (int)(-1 - id), buf, size);
     else
         snprintf(buf, size, "particle %lld (%s)", (long long)id,
                  gf_shape_name((gf_shape_type)shape));
@@ -1283,9 +1283,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                 "radius of the pair",
                 pen[0], 100.0 * pen[1]);
     if (deepest.rel > 0.0) {
-        char b1[64], b2[64];
-        body_name(deepest.id1, deepest.shape1, b1, sizeof b1);
-        body_name(deepest.id2, deepest.shape2, b2, sizeof b2);
+        char b1[160], b2[160];
+        body_name(sim, deepest.id1, deepest.shape1, b1, sizeof b1);
+        body_name(sim, deepest.id2, deepest.shape2, b2, sizeof b2);
         gf_log_info("  the deepest relative to its pair: %s against %s in step %lld, %.4g m "
                     "(%.3g%% of the smaller radius)",
                     b1, b2, (long long)deepest.step, deepest.depth, 100.0 * deepest.rel);

@@ -8,6 +8,9 @@
 #include "granflow/manifold_kernel.h"
 #include "granflow/vec.h"
 
+_Static_assert(GF_MANIFOLD_MAX <= GF_MANIFOLD_KERNEL_MAX,
+               "a collision query's manifold must fit one joint block");
+
 void gf_solver_params_default(gf_solver_params *prm) {
     prm->model = GF_MODEL_MAXDISS;
     prm->mode = GF_SWEEP_GAUSS_SEIDEL;
@@ -764,13 +767,32 @@ static void forget_changes(gf_solver *s) {
     s->tick = 1;
 }
 
+/* The weight of a block's impulse change: updates of contacts with a body owned elsewhere may
+ * be damped (relaxation); the owner adds them in full, so velocities and impulses stay
+ * consistent. */
+static inline double update_weight(const gf_solver *s, const gf_solver_contact *k) {
+    const int32_t nown = (int32_t)s->nown, nrec = (int32_t)s->nrec;
+    return (k->b1 >= nown || (k->b2 >= nown && k->b2 < nrec)) ? s->prm.relaxation : 1.0;
+}
+
+/* Adds the impulse change d to contact k and its bodies (kept first for a measured sweep);
+ * *top collects A_nn |lambda|. */
+static inline void add_change(gf_solver *s, gf_solver_contact *k, const double d[3], double *top) {
+    for (int m = 0; m < 3; ++m)
+        k->lambda[m] += d[m];
+    if (s->measuring) {
+        keep_before_change(s, k->b1);
+        keep_before_change(s, k->b2);
+    }
+    apply_change(s, k, d);
+    double v = k->an * fabs(k->lambda[0]);
+    *top = v > *top ? v : *top;
+}
+
 /* Applies the new impulses x of the joint block of `points` records at q (Gauss-Seidel: the
  * bodies change at once); *top collects A_nn |lambda|. */
 static void joint_update(gf_solver *s, size_t q, int points, const double *x, double *top) {
-    const int32_t nown = (int32_t)s->nown, nrec = (int32_t)s->nrec;
-    const gf_solver_contact *k0 = &s->rec[q];
-    /* Updates of contacts with a body owned elsewhere may be damped, as for single blocks. */
-    double wgt = (k0->b1 >= nown || (k0->b2 >= nown && k0->b2 < nrec)) ? s->prm.relaxation : 1.0;
+    const double wgt = update_weight(s, &s->rec[q]); /* one pair of bodies */
     int changed = 0;
     for (int i = 0; i < points; ++i) {
         gf_solver_contact *k = &s->rec[q + (size_t)i];
@@ -780,15 +802,7 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
         if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
             continue;
         changed = 1;
-        for (int a = 0; a < 3; ++a)
-            k->lambda[a] += d[a];
-        if (s->measuring) {
-            keep_before_change(s, k->b1);
-            keep_before_change(s, k->b2);
-        }
-        apply_change(s, k, d);
-        double v = k->an * fabs(k->lambda[0]);
-        *top = v > *top ? v : *top;
+        add_change(s, k, d, top);
     }
     s->blocks += points;
     if (!changed) {
@@ -806,8 +820,6 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
  * input shows in the sum of the relative velocities, checked once per pass. */
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
                                     size_t from, size_t to, double *scale) {
-    const double relax = s->prm.relaxation;
-    const int32_t nown = (int32_t)s->nown, nrec = (int32_t)s->nrec;
     double sum = 0.0, top = *scale;
     if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
         forget_changes(s);
@@ -846,9 +858,7 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         double u[3], x[3];
         ++s->blocks;
         GF_TRY(solve_block(s, p, c, k, u, x, &sum));
-        /* Updates of contacts with a body owned elsewhere may be damped (relaxation): the owner
-         * adds them in full, so velocities and impulses stay consistent. */
-        double wgt = (k->b1 >= nown || (k->b2 >= nown && k->b2 < nrec)) ? relax : 1.0;
+        const double wgt = update_weight(s, k);
         double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                        wgt * (x[2] - k->lambda[2])};
         if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
@@ -857,16 +867,8 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
                 open_slack(s, k, q, u[0]);
             continue;
         }
-        for (int m = 0; m < 3; ++m)
-            k->lambda[m] += d[m];
-        if (s->measuring) {
-            keep_before_change(s, k->b1);
-            keep_before_change(s, k->b2);
-        }
-        apply_change(s, k, d);
+        add_change(s, k, d, &top);
         stamp[k->b1] = stamp[k->b2] = s->tick++;
-        double v = k->an * fabs(k->lambda[0]);
-        top = v > top ? v : top;
     }
     *scale = top;
     return isfinite(sum) ? GF_OK : non_finite(s, p, c);
@@ -904,16 +906,7 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
         return non_finite(s, p, c);
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
-        const double *d = s->dl + 3 * q;
-        for (int m = 0; m < 3; ++m)
-            k->lambda[m] += d[m];
-        if (s->measuring) {
-            keep_before_change(s, k->b1);
-            keep_before_change(s, k->b2);
-        }
-        apply_change(s, k, d);
-        double v = k->an * fabs(k->lambda[0]);
-        *scale = v > *scale ? v : *scale;
+        add_change(s, k, s->dl + 3 * q, scale);
     }
     return GF_OK;
 }

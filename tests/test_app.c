@@ -86,8 +86,8 @@ static void test_convergence_reported(void **state) {
     assert_int_equal(gf_test_run(cmd, &out), 0);
     if (strstr(out, "note:") || strstr(out, "!  error") || !(summary_median(out) <= 1.0))
         fail_msg("a converged run is reported as unconverged:\n%s", out);
-    /* The deepest penetration is named: a pair of the column's spheres or the lowest one and the
-     * floor (geometry body 4, the lower z wall), and its step. */
+    /* The deepest penetration is named: a pair of the column's spheres, or the lowest one and the
+     * floor (a wall, named by its point and normal), and its step. */
     if (!strstr(out, "the deepest relative to its pair: particle ") || !strstr(out, "(sphere)") ||
         !strstr(out, " in step "))
         fail_msg("the deepest penetration is not named:\n%s", out);

@@ -16,14 +16,6 @@
 static const double g = 9.81;
 
 /* A sim from configuration text, ready to step. */
-static void make(gf_sim *sim, const char *text) {
-    gf_config *cfg = NULL;
-    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "bodies.cfg", &cfg));
-    GF_ASSERT_OK(gf_sim_init(sim, NULL));
-    GF_ASSERT_OK(gf_sim_configure(sim, cfg, 1));
-    gf_config_destroy(cfg);
-    GF_ASSERT_OK(gf_sim_start(sim));
-}
 
 /* The configuration must be refused with a message holding `fragment`. */
 static void refused(const char *text, const char *fragment) {
@@ -47,11 +39,6 @@ static double angle_of(const gf_sim *sim, size_t i) {
     return 2.0 * acos(w > 1.0 ? 1.0 : w);
 }
 
-static void run(gf_sim *sim, long steps) {
-    for (long s = 0; s < steps; ++s)
-        GF_ASSERT_OK(gf_sim_step(sim));
-}
-
 #define DOMAIN "Domain { min <0,0,0>; max <0.4,0.2,0.2>; box_walls true; }\n"
 /* Sliding: solved to convergence, so that the Gauss-Seidel order leaves no yaw. */
 #define TIGHT "Solver { tolerance 1e-10; max_iterations 1000; }\n"
@@ -60,13 +47,14 @@ static void run(gf_sim *sim, long steps) {
 static void test_box_at_rest(void **state) {
     (void)state;
     gf_sim sim;
-    make(&sim, DOMAIN "Materials { friction 0.5; Material { name wood; density 700; } }\n"
-                      "Body { shape box; half_extents <0.02,0.01,0.005>; "
-                      "position <0.1,0.1,0.005>; material wood; }\n"
-                      "Time { dt 1e-3; steps 10000; }\n");
+    gf_test_sim_make(&sim, "bodies.cfg",
+                     DOMAIN "Materials { friction 0.5; Material { name wood; density 700; } }\n"
+                            "Body { shape box; half_extents <0.02,0.01,0.005>; "
+                            "position <0.1,0.1,0.005>; material wood; }\n"
+                            "Time { dt 1e-3; steps 10000; }\n");
     assert_int_equal(sim.particles.n_local, 1);
     assert_int_equal(sim.particles.shape[0], GF_SHAPE_BOX);
-    run(&sim, 10000);
+    gf_test_sim_run(&sim, 10000);
     /* 10 s: a drift of a micrometre or a micro-radian would be creep or rocking. */
     GF_ASSERT_NEAR(sim.particles.x[0][0], 0.1, 1e-6);
     GF_ASSERT_NEAR(sim.particles.x[1][0], 0.1, 1e-6);
@@ -91,8 +79,8 @@ static void incline(double alpha, double mu, double *v_after, double *x_after, d
                     "Time { dt 1e-3; steps 1000; }\n" TIGHT,
              mu, g * sin(alpha), -g * cos(alpha));
     gf_sim sim;
-    make(&sim, text);
-    run(&sim, lround(t / 1e-3));
+    gf_test_sim_make(&sim, "bodies.cfg", text);
+    gf_test_sim_run(&sim, lround(t / 1e-3));
     *v_after = sim.particles.v[0][0];
     *x_after = sim.particles.x[0][0] - 0.05;
     /* Sliding or not, the box stays flat on the floor. */
@@ -128,12 +116,13 @@ static void test_box_slides_to_a_stop(void **state) {
     (void)state;
     const double mu = 0.5, v0 = 1.0, dt = 1e-4;
     gf_sim sim;
-    make(&sim, DOMAIN "Materials { friction 0.5; Material { name wood; density 700; } }\n"
-                      "Body { shape box; half_extents <0.02,0.01,0.005>; "
-                      "position <0.05,0.1,0.005>; velocity <1, 0, 0>; material wood; }\n"
-                      "Time { dt 1e-4; steps 10000; }\n" TIGHT);
+    gf_test_sim_make(&sim, "bodies.cfg",
+                     DOMAIN "Materials { friction 0.5; Material { name wood; density 700; } }\n"
+                            "Body { shape box; half_extents <0.02,0.01,0.005>; "
+                            "position <0.05,0.1,0.005>; velocity <1, 0, 0>; material wood; }\n"
+                            "Time { dt 1e-4; steps 10000; }\n" TIGHT);
     double stop = v0 / (mu * g);
-    run(&sim, lround(1.5 * stop / dt));
+    gf_test_sim_run(&sim, lround(1.5 * stop / dt));
     GF_ASSERT_NEAR(sim.particles.v[0][0], 0.0, 1e-9);
     /* Within 1 % (see the incline) and the one step v0 dt in which the time stepping ends it. */
     double d = v0 * v0 / (2.0 * mu * g);
@@ -158,8 +147,8 @@ static double tip(double theta) {
                     "Time { dt 2e-4; steps 10000; }\n",
              hx, hz, z, theta);
     gf_sim sim;
-    make(&sim, text);
-    run(&sim, 10000);
+    gf_test_sim_make(&sim, "bodies.cfg", text);
+    gf_test_sim_run(&sim, 10000);
     double angle = angle_of(&sim, 0);
     /* At rest at the end. */
     for (int d = 0; d < 3; ++d)
@@ -200,12 +189,13 @@ static void momentum(const gf_sim *sim, size_t i, double L[3]) {
 static void test_free_box_intermediate_axis(void **state) {
     (void)state;
     gf_sim sim;
-    make(&sim, "Domain { min <-1,-1,-1>; max <1,1,1>; box_walls false; }\n"
-               "Materials { Material { name wood; density 700; } }\n"
-               "Body { shape box; half_extents <0.01,0.02,0.03>; position <0,0,0>; "
-               "angular_velocity <0.01, 10, 0.01>; material wood; }\n"
-               "Physics { gravity <0,0,0>; }\n"
-               "Time { dt 1e-4; steps 1; }\n");
+    gf_test_sim_make(&sim, "bodies.cfg",
+                     "Domain { min <-1,-1,-1>; max <1,1,1>; box_walls false; }\n"
+                     "Materials { Material { name wood; density 700; } }\n"
+                     "Body { shape box; half_extents <0.01,0.02,0.03>; position <0,0,0>; "
+                     "angular_velocity <0.01, 10, 0.01>; material wood; }\n"
+                     "Physics { gravity <0,0,0>; }\n"
+                     "Time { dt 1e-4; steps 1; }\n");
     double L0[3], L[3];
     momentum(&sim, 0, L0);
     double e0 = gf_particles_kinetic_energy(&sim.particles), emax = e0;
@@ -439,18 +429,20 @@ static void test_spinning_rod_meets_the_floor(void **state) {
 static void test_fixed_bodies_touching(void **state) {
     (void)state;
     gf_sim sim;
-    make(&sim, DOMAIN TIGHT
-         "Body { shape cylinder; radius 0.02; half_length 0.04; position < 0.1, 0.1, 0.04 >; "
-         "motion fixed; }\n"
-         "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.2, 0.1, 0.02 >; "
-         "motion fixed; }\n"
-         "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.24, 0.1, 0.02 >; "
-         "motion fixed; }\n"
-         "Body { shape box; half_extents < 0.01, 0.05, 0.01 >; position < 0.3, 0.1, 0.01 >; "
-         "velocity < 0.1, 0, 0 >; motion kinematic; }\n"
-         "Body { shape sphere; radius 0.01; position < 0.2, 0.1, 0.05 >; }\n"
-         "Time { dt 1e-3; }\n");
-    run(&sim, 200);
+    gf_test_sim_make(
+        &sim, "bodies.cfg",
+        DOMAIN TIGHT
+        "Body { shape cylinder; radius 0.02; half_length 0.04; position < 0.1, 0.1, 0.04 >; "
+        "motion fixed; }\n"
+        "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.2, 0.1, 0.02 >; "
+        "motion fixed; }\n"
+        "Body { shape box; half_extents < 0.02, 0.02, 0.02 >; position < 0.24, 0.1, 0.02 >; "
+        "motion fixed; }\n"
+        "Body { shape box; half_extents < 0.01, 0.05, 0.01 >; position < 0.3, 0.1, 0.01 >; "
+        "velocity < 0.1, 0, 0 >; motion kinematic; }\n"
+        "Body { shape sphere; radius 0.01; position < 0.2, 0.1, 0.05 >; }\n"
+        "Time { dt 1e-3; }\n");
+    gf_test_sim_run(&sim, 200);
     size_t s = 0;
     while (sim.particles.shape[s] != GF_SHAPE_SPHERE)
         ++s;

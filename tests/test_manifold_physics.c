@@ -16,20 +16,6 @@
 
 static const double g = 9.81;
 
-static void make(gf_sim *sim, const char *text) {
-    gf_config *cfg = NULL;
-    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "manifold.cfg", &cfg));
-    GF_ASSERT_OK(gf_sim_init(sim, NULL));
-    GF_ASSERT_OK(gf_sim_configure(sim, cfg, 1));
-    gf_config_destroy(cfg);
-    GF_ASSERT_OK(gf_sim_start(sim));
-}
-
-static void run(gf_sim *sim, long steps) {
-    for (long s = 0; s < steps; ++s)
-        GF_ASSERT_OK(gf_sim_step(sim));
-}
-
 static double speed(const gf_sim *sim) {
     return hypot(sim->particles.v[0][0], sim->particles.v[1][0]);
 }
@@ -58,10 +44,10 @@ static void check_slide_for(const char *shape, double z0, double cx, double cy, 
              "Solver { tolerance 1e-10; max_iterations 2000; model %s; }\n",
              mu, shape, z0, v0 * cx, v0 * cy, dt, model);
     gf_sim sim;
-    make(&sim, text);
-    run(&sim, 10);
+    gf_test_sim_make(&sim, "manifold.cfg", text);
+    gf_test_sim_run(&sim, 10);
     double s0 = speed(&sim);
-    run(&sim, steps);
+    gf_test_sim_run(&sim, steps);
     double s1 = speed(&sim);
     double a = (s0 - s1) / ((double)steps * dt);
     if (!(fabs(a - mu * g) <= 1e-3 * mu * g))
@@ -99,14 +85,16 @@ static void test_box_slides_at_mu_g(void **state) {
 static void test_pointwise_switch(void **state) {
     (void)state;
     gf_sim sim;
-    make(&sim, DOMAIN "Materials { friction 0.5; Material { name m; density 2500; } }\n"
-                      "Body { shape box; half_extents <0.1,0.1,0.1>; position <-0.6,-0.6,0.1>; "
-                      "velocity <2,0,0>; material m; }\n"
-                      "Time { dt 1e-3; steps 1000; }\n"
-                      "Solver { tolerance 1e-10; max_iterations 2000; manifolds pointwise; }\n");
-    run(&sim, 10);
+    gf_test_sim_make(&sim, "manifold.cfg",
+                     DOMAIN
+                     "Materials { friction 0.5; Material { name m; density 2500; } }\n"
+                     "Body { shape box; half_extents <0.1,0.1,0.1>; position <-0.6,-0.6,0.1>; "
+                     "velocity <2,0,0>; material m; }\n"
+                     "Time { dt 1e-3; steps 1000; }\n"
+                     "Solver { tolerance 1e-10; max_iterations 2000; manifolds pointwise; }\n");
+    gf_test_sim_run(&sim, 10);
     double s0 = speed(&sim);
-    run(&sim, 200);
+    gf_test_sim_run(&sim, 200);
     double a = (s0 - speed(&sim)) / 0.2;
     if (!(a < 0.995 * 0.5 * g && a > 0.95 * 0.5 * g))
         fail_msg("pointwise: deceleration %.6f mu g, expected the point-wise 0.98", a / (0.5 * g));
@@ -147,8 +135,8 @@ static double incline(double alpha, double mu, double t, const char *solver) {
                     "Time { dt 1e-3; steps 1000; }\n%s",
              mu, g * sin(alpha), -g * cos(alpha), solver);
     gf_sim sim;
-    make(&sim, text);
-    run(&sim, lround(t / 1e-3));
+    gf_test_sim_make(&sim, "manifold.cfg", text);
+    gf_test_sim_run(&sim, lround(t / 1e-3));
     double x = sim.particles.x[0][0] + 0.6;
     gf_sim_free(&sim);
     return x;
@@ -179,13 +167,14 @@ static void test_incline(void **state) {
 static void test_coulomb_no_corner_into_the_floor(void **state) {
     (void)state;
     gf_sim sim;
-    make(&sim, DOMAIN "Materials { friction 0.5; Material { name m; density 2500; } }\n"
-                      "Body { shape box; half_extents <0.1,0.1,0.1>; position <0,0,0.1>; "
-                      "velocity <2,0,0>; material m; }\n"
-                      "Time { dt 1e-3; steps 10; }\n"
-                      "Solver { model coulomb; tolerance 1e-10; max_iterations 2000; }\n");
+    gf_test_sim_make(&sim, "manifold.cfg",
+                     DOMAIN "Materials { friction 0.5; Material { name m; density 2500; } }\n"
+                            "Body { shape box; half_extents <0.1,0.1,0.1>; position <0,0,0.1>; "
+                            "velocity <2,0,0>; material m; }\n"
+                            "Time { dt 1e-3; steps 10; }\n"
+                            "Solver { model coulomb; tolerance 1e-10; max_iterations 2000; }\n");
     for (int step = 0; step < 10; ++step) {
-        run(&sim, 1);
+        gf_test_sim_run(&sim, 1);
         const gf_particles *p = &sim.particles;
         const double w[3] = {p->w[0][0], p->w[1][0], p->w[2][0]};
         for (int c = 0; c < 4; ++c) {

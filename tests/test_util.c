@@ -120,6 +120,20 @@ void gf_test_row_free(gf_test_row *t) {
     gf_particles_free(&t->p);
 }
 
+void gf_test_sim_make(gf_sim *sim, const char *name, const char *text) {
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), name, &cfg));
+    GF_ASSERT_OK(gf_sim_init(sim, NULL));
+    GF_ASSERT_OK(gf_sim_configure(sim, cfg, 1));
+    gf_config_destroy(cfg);
+    GF_ASSERT_OK(gf_sim_start(sim));
+}
+
+void gf_test_sim_run(gf_sim *sim, long steps) {
+    for (long s = 0; s < steps; ++s)
+        GF_ASSERT_OK(gf_sim_step(sim));
+}
+
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]) {
     for (int d = 0; d < 3; ++d) {
         double n[3] = {0, 0, 0};

@@ -61,6 +61,12 @@ void gf_test_row_solve(gf_test_row *t, int n_owned, int n, const double *x, cons
 void gf_test_row_init(gf_test_row *t);
 void gf_test_row_free(gf_test_row *t);
 
+/* A one-rank sim from configuration text (`name`: its file name in messages), started; and `steps`
+ * steps of it. */
+#include "granflow/sim.h"
+void gf_test_sim_make(gf_sim *sim, const char *name, const char *text);
+void gf_test_sim_run(gf_sim *sim, long steps);
+
 /* Walls on the six faces of the box [lo, hi] (material 0), normals inwards. */
 #include "granflow/geometry.h"
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]);

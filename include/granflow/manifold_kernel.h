@@ -32,7 +32,7 @@
 
 /* Points of one joint problem at most (the solver passes one collision query's manifold: up to
  * GF_MANIFOLD_MAX = 4 points). */
-#define GF_MANIFOLD_KERNEL_MAX 8
+#define GF_MANIFOLD_KERNEL_MAX 4
 
 /* y (maximum dissipation; NULL: none): m multipliers of the points' normal conditions, in: those
  * of the last call on the same block (0: none; a warm start for Newton's method), out: this
