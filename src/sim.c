@@ -1263,10 +1263,10 @@ void gf_sim_print_summary(gf_sim *sim) {
                 (double)sim->total_iterations / steps, sim->unconverged_steps,
                 100.0 * (double)sim->unconverged_steps / steps);
     if (counts[8] > 0)
-        gf_log_info("  blocks solved: %.1f%% of contacts x sweeps (skipped: a block whose bodies "
-                    "have not changed since it last changed nothing, an open contact whose bodies "
-                    "have not moved by its slack)",
-                    100.0 * (double)counts[7] / (double)counts[8]);
+        gf_log_info("  blocks solved: %.4g per step, %.1f%% of contacts x sweeps (skipped: a block "
+                    "whose bodies have not changed since it last changed nothing, an open contact "
+                    "whose bodies have not moved by its slack)",
+                    (double)counts[7] / steps, 100.0 * (double)counts[7] / (double)counts[8]);
     if (counts[12] > 0)
         gf_log_info("  contact manifolds solved jointly: %lld block solves, %lld of them (%.2g%%) "
                     "point by point where the joint kernel found no answer",

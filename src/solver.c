@@ -16,11 +16,12 @@ void gf_solver_params_default(gf_solver_params *prm) {
     prm->mode = GF_SWEEP_GAUSS_SEIDEL;
     prm->check_every = 1;
     prm->warm_start = 1;
-    prm->max_iterations = 100;
+    prm->max_iterations = 200;
     prm->sweeps = 0;
-    prm->tolerance = 1e-3;
+    prm->tolerance = 1e-5;
     prm->relaxation = 1.0;
     prm->error_reduction = 0.1;
+    prm->over_relaxation = 1.0;
     prm->joint_manifolds = 1;
 }
 
@@ -88,6 +89,8 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root) {
     GF_TRY(gf_config_check_range(b, "relaxation", prm->relaxation, 1e-3, 1.0));
     GF_TRY(gf_config_get_double(b, "error_reduction", prm->error_reduction, &prm->error_reduction));
     GF_TRY(gf_config_check_range(b, "error_reduction", prm->error_reduction, 0.0, 1.0));
+    GF_TRY(gf_config_get_double(b, "over_relaxation", prm->over_relaxation, &prm->over_relaxation));
+    GF_TRY(gf_config_check_range(b, "over_relaxation", prm->over_relaxation, 0.5, 1.9));
     return GF_OK;
 }
 
@@ -373,18 +376,15 @@ static gf_status solve_general(const gf_solver *s, const gf_particles *p, const 
     return GF_OK;
 }
 
-/* The new impulse of a sphere block (the closed form of gf_contact_kernel_maxdiss_sphere):
- * the normal impulse that stops the approach, the sticking tangential impulse projected onto
- * the friction disc. */
-static inline void solve_sphere(const gf_solver_contact *k, const double u[3], double x[3]) {
-    const double *l = k->lambda;
-    double xn = l[0] - (u[0] + k->bias) * k->inv_an;
+/* x = (xn, xt, xo) brought into the friction cone: no impulse for xn <= 0, else the tangential
+ * part scaled down to mu xn where it exceeds it (the projection onto the disc of radius mu xn,
+ * which is the maximum-dissipation friction of a sphere block). */
+static inline void into_cone(double mu, double xn, double xt, double xo, double x[3]) {
     if (!(xn > 0.0)) {
         x[0] = x[1] = x[2] = 0.0;
         return;
     }
-    double xt = l[1] - u[1] * k->inv_at, xo = l[2] - u[2] * k->inv_at;
-    double len2 = xt * xt + xo * xo, lim = k->mu * xn;
+    double len2 = xt * xt + xo * xo, lim = mu * xn;
     if (len2 > lim * lim) {
         double f = lim / sqrt(len2);
         xt *= f;
@@ -393,6 +393,15 @@ static inline void solve_sphere(const gf_solver_contact *k, const double u[3], d
     x[0] = xn;
     x[1] = xt;
     x[2] = xo;
+}
+
+/* The new impulse of a sphere block (the closed form of gf_contact_kernel_maxdiss_sphere):
+ * the normal impulse that stops the approach, the sticking tangential impulse projected onto
+ * the friction disc. */
+static inline void solve_sphere(const gf_solver_contact *k, const double u[3], double x[3]) {
+    const double *l = k->lambda;
+    double xn = l[0] - (u[0] + k->bias) * k->inv_an;
+    into_cone(k->mu, xn, l[1] - u[1] * k->inv_at, l[2] - u[2] * k->inv_at, x);
 }
 
 /* The new impulse x of contact k from the current velocities; *sum collects the relative
@@ -816,6 +825,67 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
     ++s->tick;
 }
 
+/* Over-relaxation of a one-point block (Solver.over_relaxation = omega): its new impulse x
+ * moved on to lambda + omega (x - lambda), then brought back into the cone (a non-negative
+ * normal impulse, a tangential one within mu times it). A fixed point of the relaxed sweep is
+ * one of the plain sweep (x = lambda), so the solution is the same; the sweeps to reach it are
+ * fewer where Gauss-Seidel crawls along force chains (README, "Solver"). */
+static inline void over_relax(const gf_solver_contact *k, double omega, double x[3]) {
+    const double *l = k->lambda;
+    into_cone(k->mu, l[0] + omega * (x[0] - l[0]), l[1] + omega * (x[1] - l[1]),
+              l[2] + omega * (x[2] - l[2]), x);
+}
+
+/* One Gauss-Seidel block at record q: a joint block of `points` records, or one point;
+ * *sum collects the relative velocities, *top A_nn |lambda|. */
+static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                                    size_t q, int points, double *sum, double *top) {
+    gf_solver_contact *k = &s->rec[q];
+    /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
+     * block would give the same impulse. */
+    uint32_t since = s->seen[q];
+    if (s->stamp[k->b1] < since && s->stamp[k->b2] < since)
+        return GF_OK;
+    if (points > 1) {
+        double x[3 * GF_MANIFOLD_KERNEL_MAX];
+        int ok;
+        solve_joint(s, q, points, x, sum, &ok);
+        if (ok) {
+            joint_update(s, q, points, x, top);
+            return GF_OK;
+        }
+        ++s->fallback; /* its points one by one, from now on */
+        for (int i = 0; i < points; ++i)
+            GF_TRY(gauss_seidel_block(s, p, c, q + (size_t)i, 1, sum, top));
+        return GF_OK;
+    }
+    /* An open contact whose bodies' velocities have not changed by its slack since: it is
+     * still open, and would stay without impulse. */
+    if (s->slack[q] > 0.0) {
+        double moved = s->drift[k->b1] + s->drift[k->b2];
+        if ((moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) + GF_SOLVER_SLACK_REL * moved <
+            s->slack[q])
+            return GF_OK;
+    }
+    double u[3], x[3];
+    ++s->blocks;
+    GF_TRY(solve_block(s, p, c, k, u, x, sum));
+    if (s->omega != 1.0)
+        over_relax(k, s->omega, x);
+    const double wgt = update_weight(s, k);
+    double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
+                   wgt * (x[2] - k->lambda[2])};
+    if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
+        s->seen[q] = s->tick; /* a separating contact stays open: nothing changes */
+        if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0)
+            open_slack(s, k, q, u[0]);
+        return GF_OK;
+    }
+    add_change(s, k, d, top);
+    s->stamp[k->b1] = s->stamp[k->b2] = s->tick++;
+    return GF_OK;
+}
+
 /* One Gauss-Seidel pass over the records [from, to); *scale collects A_nn |lambda|. Non-finite
  * input shows in the sum of the relative velocities, checked once per pass. */
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
@@ -823,52 +893,11 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     double sum = 0.0, top = *scale;
     if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
         forget_changes(s);
-    uint32_t *stamp = s->stamp, *seen = s->seen;
-    const double *drift = s->drift;
-    for (size_t q = from; q < to; ++q) {
-        gf_solver_contact *k = &s->rec[q];
-        const int points = joint_points(s, k);
-        /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
-         * block would give the same impulse. */
-        uint32_t since = seen[q];
-        if (stamp[k->b1] < since && stamp[k->b2] < since) {
-            q += points > 1 ? (size_t)points - 1 : 0;
-            continue;
-        }
-        if (points > 1) {
-            double x[3 * GF_MANIFOLD_KERNEL_MAX];
-            int ok;
-            solve_joint(s, q, points, x, &sum, &ok);
-            if (ok) {
-                joint_update(s, q, points, x, &top);
-                q += (size_t)points - 1;
-                continue;
-            }
-            ++s->fallback; /* its points one by one, this once */
-        }
-        /* An open contact whose bodies' velocities have not changed by its slack since: it is
-         * still open, and would stay without impulse. */
-        if (s->slack[q] > 0.0) {
-            double moved = drift[k->b1] + drift[k->b2];
-            if ((moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) +
-                    GF_SOLVER_SLACK_REL * moved <
-                s->slack[q])
-                continue;
-        }
-        double u[3], x[3];
-        ++s->blocks;
-        GF_TRY(solve_block(s, p, c, k, u, x, &sum));
-        const double wgt = update_weight(s, k);
-        double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
-                       wgt * (x[2] - k->lambda[2])};
-        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
-            seen[q] = s->tick; /* a separating contact stays open: nothing changes */
-            if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0)
-                open_slack(s, k, q, u[0]);
-            continue;
-        }
-        add_change(s, k, d, &top);
-        stamp[k->b1] = stamp[k->b2] = s->tick++;
+    for (size_t q = from; q < to;) {
+        int points = joint_points(s, &s->rec[q]);
+        points = points > 1 ? points : 1; /* 0: a later point of a block solved one by one */
+        GF_TRY(gauss_seidel_block(s, p, c, q, points, &sum, &top));
+        q += (size_t)points;
     }
     *scale = top;
     return isfinite(sum) ? GF_OK : non_finite(s, p, c);
@@ -979,6 +1008,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     s->blocks = 0;
     s->fallback = 0;
     s->joints = 0;
+    s->omega = 1.0; /* the first sweep plain: it solves an isolated contact exactly */
     /* Warm-start impulses enter the velocities before the first sweep. */
     for (size_t q = 0; q < s->ncontact && !applied; ++q) {
         const gf_solver_contact *k = &s->rec[q];
@@ -1012,6 +1042,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             GF_TRY(pipe_take(s, p, comm));
             owed = 0;
         }
+        if (k == 2 && !jacobi)
+            s->omega = s->prm.over_relaxation;
         if (measure)
             begin_measure(s);
         if (jacobi) {
@@ -1077,6 +1109,10 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             rho = m[0] / m[1];
         if (rho < INFINITY && span > 0 && m[2] > 0.0)
             rho = fmax(rho, pow(m[0] / m[2], 1.0 / (double)span));
+        /* Relaxed sweeps contract by no less than |1 - omega| (their iteration matrix's
+         * determinant is (1 - omega)^n), however fast two sweeps seem to. */
+        if (s->omega != 1.0)
+            rho = fmax(rho, fabs(1.0 - s->omega));
         double floor = GF_SOLVER_FLOOR * fmax(m[3], m[4]);
         int done = m[0] <= floor || (rho < 1.0 && m[0] / (1.0 - rho) <= s->prm.tolerance * m[3]);
         res->reference = m[3];
@@ -1086,6 +1122,10 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         res->converged = done;
         if (done && s->prm.tolerance > 0.0)
             break;
+        /* Over-relaxed sweeps that stopped contracting (friction's non-smooth cone can make
+         * them overshoot to and fro): plain ones for the rest of the step. */
+        if (s->omega != 1.0 && m[1] > 0.0 && m[0] > m[1])
+            s->omega = 1.0;
     }
     /* Pipelined: the last reply, then every copy of every body as the synchronisation leaves
      * them after the last sweep. */

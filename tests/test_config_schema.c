@@ -222,7 +222,7 @@ static gf_config_access getter(gf_config_access_kind kind, const char *path, con
 /* The checker refuses each kind of disagreement with the registry and accepts agreement. */
 static void test_checker_finds_disagreements(void **state) {
     (void)state;
-    gf_config_access a = getter(GF_CONFIG_ACCESS_DOUBLE, "Solver", "tolerance", "0.001");
+    gf_config_access a = getter(GF_CONFIG_ACCESS_DOUBLE, "Solver", "tolerance", "1e-05");
     GF_ASSERT_OK(gf_config_schema_check(&a));
     a.def = "0.002"; /* another default */
     assert_int_equal(gf_config_schema_check(&a), GF_ERR_STATE);

@@ -48,6 +48,9 @@ typedef struct {
     double relaxation;      /* weight of the updates of contacts with a particle owned by another
                                rank (Gauss-Seidel), or of every update (Jacobi) */
     double error_reduction; /* epsilon in [0, 1]: share of a penetration removed per step */
+    double over_relaxation; /* omega of the Gauss-Seidel sweep's one-point blocks from its second
+                               sweep on (1: none); a step whose sweeps stop contracting falls
+                               back to 1 (README, "The stopping test of the solver") */
     long check_every;       /* sweeps between stopping tests (each a global reduction of five
                                numbers); D is measured at each test sweep and the sweep
                                before it */
@@ -172,6 +175,7 @@ typedef struct {
     size_t njoint, capjoint;
     double *joint;            /* the joint blocks' Delassus matrices */
     int64_t joints, fallback; /* joint block solves, and point by point ones, this solve */
+    double omega;             /* the over-relaxation of the current sweep (prm's, or 1) */
     size_t nbody;             /* particles (owned and ghosts) prepared for */
     size_t nrec, nown;        /* body records of particles in a solve; the first nown are owned */
     size_t capb;              /* records: nrec of particles, GF_MAX_BODIES geometry bodies, then
