@@ -271,7 +271,8 @@ static int lu_solve(double *J, double *r, int n) {
 static int newton(const problem *P, double *u, double scale) {
     const int n = P->n;
     const size_t nn = (size_t)n * (size_t)n;
-    double F[NMAX], Ft[NMAX], ut[NMAX], d[NMAX], J[NMAX * NMAX], Jt[NMAX * NMAX], LU[NMAX * NMAX];
+    double F[NMAX], Ft[NMAX], ut[NMAX], d[NMAX], d0[NMAX], J[NMAX * NMAX], Jt[NMAX * NMAX],
+        LU[NMAX * NMAX];
     const double tol = NEWTON_TOL * scale, stall = fmax(tol, NEWTON_STALL * scale);
     residual(P, u, F, J);
     double f = norm2(F, n);
@@ -280,6 +281,7 @@ static int newton(const problem *P, double *u, double scale) {
             return 1;
         /* The step with the Jacobian at u, then with the one where the last step landed. */
         double ft = INFINITY;
+        int jt = 0; /* Jt holds the Jacobian at ut */
         for (int look = 0; look < 4 && !(ft <= 0.5 * f); ++look) {
             memcpy(LU, look == 0 ? J : Jt, nn * sizeof *LU);
             for (int k = 0; k < n; ++k)
@@ -289,21 +291,20 @@ static int newton(const problem *P, double *u, double scale) {
                     return f <= stall; /* singular at u: nothing to search along */
                 break;
             }
+            if (look == 0)
+                memcpy(d0, d, (size_t)n * sizeof *d0);
             for (int k = 0; k < n; ++k)
                 ut[k] = u[k] + d[k];
             residual(P, ut, Ft, Jt);
+            jt = 1;
             ft = norm2(Ft, n);
         }
         if (!(ft <= (1.0 - 1e-4) * f)) {
             /* Backtracking along the first piece's direction. */
-            memcpy(LU, J, nn * sizeof *LU);
-            for (int k = 0; k < n; ++k)
-                d[k] = -F[k];
-            lu_solve(LU, d, n); /* regular: the first look solved with it */
             double t = 1.0;
             for (; t > 1e-12; t *= 0.5) {
                 for (int k = 0; k < n; ++k)
-                    ut[k] = u[k] + t * d[k];
+                    ut[k] = u[k] + t * d0[k];
                 residual(P, ut, Ft, NULL);
                 ft = norm2(Ft, n);
                 if (ft <= (1.0 - 1e-4 * t) * f)
@@ -311,10 +312,16 @@ static int newton(const problem *P, double *u, double scale) {
             }
             if (t <= 1e-12)
                 return f <= stall;
+            jt = 0;
         }
         memcpy(u, ut, (size_t)n * sizeof *u);
-        residual(P, u, F, J);
-        f = norm2(F, n);
+        if (jt) { /* the last look's point: its residual and Jacobian are at hand */
+            memcpy(F, Ft, (size_t)n * sizeof *F);
+            memcpy(J, Jt, nn * sizeof *J);
+        } else {
+            residual(P, u, F, J);
+        }
+        f = ft;
     }
     return f <= stall;
 }
