@@ -69,7 +69,7 @@ run() {
         echo "run-channel.sh: the run failed; its log: $log" >&2
         exit 1
     fi
-    # The run summary (src/sim.c, gf_sim_print_summary) and the line giving dt; fields a build
+    # The run summary (src/sim/sim.c, gf_sim_print_summary) and the line giving dt; fields a build
     # does not print stay empty.
     awk -v label="$label" -v ranks="$ranks" -v opts="${opts:-default}" -v cfg="$cfg" '
         function num(s) { gsub(/[^0-9.eE+-]/, "", s); return s }

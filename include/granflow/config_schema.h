@@ -5,7 +5,7 @@
  * range check; configs/reference.cfg must set every registered key; README.md must hold the
  * table as gf_config_schema_markdown writes it.
  *
- * A new key is one line in src/config_schema.c; then a line in configs/reference.cfg and the
+ * A new key is one line in src/config/config_schema.c; then a line in configs/reference.cfg and the
  * README table replaced by the output of `granflow --help-config markdown`. */
 #ifndef GRANFLOW_CONFIG_SCHEMA_H
 #define GRANFLOW_CONFIG_SCHEMA_H
@@ -78,7 +78,7 @@ gf_status gf_config_schema_help(const char *block, char **text);
 /* The registry as the Markdown of README.md's table, with the marker lines around it. */
 gf_status gf_config_schema_markdown(char **text);
 #define GF_CONFIG_SCHEMA_MARK_BEGIN                                                                \
-    "<!-- Made by `granflow --help-config markdown` from src/config_schema.c; "                    \
+    "<!-- Made by `granflow --help-config markdown` from src/config/config_schema.c; "                    \
     "tests/test_config_schema.c checks it. -->"
 #define GF_CONFIG_SCHEMA_MARK_END "<!-- End of the table made by granflow --help-config. -->"
 

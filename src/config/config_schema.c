@@ -695,12 +695,12 @@ gf_status gf_config_schema_check(const gf_config_access *a) {
         const gf_config_block_info *b = gf_config_schema_find_block(path);
         if (!b)
             return GF_ERROR(GF_ERR_STATE,
-                            "the program reads the block '%s', which src/config_schema.c does "
+                            "the program reads the block '%s', which src/config/config_schema.c does "
                             "not register",
                             path);
         if (a->index > 0 && !b->repeatable)
             return GF_ERROR(GF_ERR_STATE,
-                            "the program reads block '%s' number %zu, but src/config_schema.c "
+                            "the program reads block '%s' number %zu, but src/config/config_schema.c "
                             "registers it as not repeatable",
                             path, a->index + 1);
         return GF_OK;
@@ -708,7 +708,7 @@ gf_status gf_config_schema_check(const gf_config_access *a) {
     const gf_config_key *k = gf_config_schema_find(path, a->key);
     if (!k)
         return GF_ERROR(GF_ERR_STATE,
-                        "the program reads the key '%s' of block '%s', which src/config_schema.c "
+                        "the program reads the key '%s' of block '%s', which src/config/config_schema.c "
                         "does not register",
                         a->key, path);
     if (a->kind == GF_CONFIG_ACCESS_HAS)
@@ -719,30 +719,30 @@ gf_status gf_config_schema_check(const gf_config_access *a) {
         size_t n = strlen(want);
         if (strncmp(k->range, want, n) != 0 || (k->range[n] != '\0' && k->range[n] != ';'))
             return GF_ERROR(GF_ERR_STATE,
-                            "%s.%s: the program checks the range %s, src/config_schema.c "
+                            "%s.%s: the program checks the range %s, src/config/config_schema.c "
                             "registers '%s'",
                             path, a->key, want, k->range);
         return GF_OK;
     }
     if (!type_fits(a->kind, k->type))
         return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program reads %s, src/config_schema.c registers a %s", path,
+                        "%s.%s: the program reads %s, src/config/config_schema.c registers a %s", path,
                         a->key, access_name(a->kind), gf_config_schema_type_name(k->type));
     if (a->required) {
         if (is_literal(k->def))
             return GF_ERROR(GF_ERR_STATE,
-                            "%s.%s: the program requires it, src/config_schema.c registers the "
+                            "%s.%s: the program requires it, src/config/config_schema.c registers the "
                             "default %s",
                             path, a->key, k->def);
         return GF_OK;
     }
     if (is_literal(k->def) && !same_default(k->type, k->def, a->def))
         return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program's default is %s, src/config_schema.c registers %s",
+                        "%s.%s: the program's default is %s, src/config/config_schema.c registers %s",
                         path, a->key, a->def, k->def);
     if (!k->def && !a->given)
         return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program takes the default %s, src/config_schema.c registers "
+                        "%s.%s: the program takes the default %s, src/config/config_schema.c registers "
                         "it as required",
                         path, a->key, a->def);
     return GF_OK;
