@@ -1,6 +1,6 @@
 /* Particle files: the Particles block, the CSV reader, the checks both formats share, and the
- * overlap checks against the particles placed after them. The HDF5 rows are read by io_hdf5.c
- * (gf_io_read_particles), which also sends the particles to their owners. */
+ * overlap checks against the particles placed after them. The HDF5 rows are read by
+ * src/io/io_read.c (gf_io_read_particles), which also sends the particles to their owners. */
 #include "granflow/particle_file.h"
 
 #include <ctype.h>

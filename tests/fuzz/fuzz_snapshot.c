@@ -2,7 +2,7 @@
  *
  * Structured: the input is not a file but a description of one. HDF5 1.10 itself crashes on many
  * byte-damaged files (known CVEs), so mutating raw bytes would fuzz HDF5, not the reader. Instead
- * the bytes decode into the objects of a snapshot as src/io/io_hdf5.c lays it out (root attributes,
+ * the bytes decode into the objects of a snapshot as src/io/io_write.c lays it out (root attributes,
  * /particles and its datasets, the rank offsets, /contacts), each present or not, with another
  * type, shape, storage or values; the target writes that file with the HDF5 API, reads it the way
  * the tools do (gf_snapshot_open, gf_snapshot_scan in small chunks, gf_snapshot_read of rows that

@@ -1,0 +1,33 @@
+/* The layout of granflow's HDF5 files, shared by their writer (io_write.c) and their reader
+ * (io_read.c); internal to src/io. */
+#ifndef GF_IO_LAYOUT_H
+#define GF_IO_LAYOUT_H
+
+#include "granflow/geometry.h"
+#include "granflow/geometry_mesh.h"
+#include "granflow/particles.h"
+#include "granflow/sim.h"
+
+/* The `format` attribute of the file's root. */
+#define FORMAT_SNAPSHOT "granflow snapshot 1"
+#define FORMAT_CHECKPOINT "granflow checkpoint 1"
+
+/* The root attributes of the decomposition's cuts along x, y and z. */
+extern const char *const gf_io_layout_cuts[3];
+
+/* The positions of the obstacles as /state stores them: each box's min and max corners, then
+ * each cylinder's centre. Returns their number. */
+int gf_io_layout_obstacles(const gf_walls *w, double *buf);
+
+/* The member spheres of the clumps among p's owned particles (rows of /clump_members). */
+size_t gf_io_layout_members(const gf_particles *p);
+
+/* The cells of /geometry this rank writes (gf_geometry_mesh_build_share) and their offsets and
+ * totals over the ranks (points, cells, connectivity). Collective. */
+gf_status gf_io_layout_geometry_share(const gf_sim *sim, gf_geometry_mesh *m, int64_t off[3],
+                                      int64_t total[3]);
+
+/* qsort's order of int64_t values. */
+int gf_io_layout_cmp_i64(const void *a, const void *b);
+
+#endif
