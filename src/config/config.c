@@ -1,3 +1,8 @@
+/* The configuration language: a tree of blocks and keys read from text (name index, tree
+ * building, lexer, parser), command-line overrides, typed access with range checks and the
+ * report of keys never read. Over 1000 lines as one concept: every section works on the tree's
+ * private node layout, which a split would have to export (issue 32 keeps it whole; the
+ * schema and the comparison of two configurations are files of their own). */
 #include "granflow/config.h"
 
 #include <ctype.h>

@@ -1,3 +1,9 @@
+/* The contact solver: the records of a solve (contacts in sweep order, body records, joint
+ * blocks of contact manifolds), the Gauss-Seidel and Jacobi sweeps with the rules that skip
+ * blocks whose answer cannot change, the parallel phases (colours, pipelining), and the
+ * stopping test. Over 1000 lines as one concept: the hot loop, its skipping state and the
+ * stopping test's measurement share the records' layout and are tuned together (README,
+ * "The stopping test of the solver"); the kernels are files of their own. */
 #include "granflow/solver.h"
 
 #include <float.h>
