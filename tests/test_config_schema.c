@@ -1,9 +1,9 @@
 /* The documentation of the configuration cannot drift from the program (issue 14). The program's
  * reads are watched (gf_config_watch) while it sets up every configuration of configs/: each
- * block and key it reads must be registered in src/config/config_schema.c with the type it reads, the
- * default it passes and the range it checks. configs/reference.cfg must set every registered key
- * and run. README.md must hold the registry's table, and `granflow --help-config` must print the
- * registry. The literal defaults of the registry are read back through the configuration
+ * block and key it reads must be registered in src/config/config_schema.c with the type it reads,
+ * the default it passes and the range it checks. configs/reference.cfg must set every registered
+ * key and run. README.md must hold the registry's table, and `granflow --help-config` must print
+ * the registry. The literal defaults of the registry are read back through the configuration
  * parser, an independent reader of values. */
 #include <dirent.h>
 #include <stdio.h>

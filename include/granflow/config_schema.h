@@ -78,7 +78,7 @@ gf_status gf_config_schema_help(const char *block, char **text);
 /* The registry as the Markdown of README.md's table, with the marker lines around it. */
 gf_status gf_config_schema_markdown(char **text);
 #define GF_CONFIG_SCHEMA_MARK_BEGIN                                                                \
-    "<!-- Made by `granflow --help-config markdown` from src/config/config_schema.c; "                    \
+    "<!-- Made by `granflow --help-config markdown` from src/config/config_schema.c; "             \
     "tests/test_config_schema.c checks it. -->"
 #define GF_CONFIG_SCHEMA_MARK_END "<!-- End of the table made by granflow --help-config. -->"
 

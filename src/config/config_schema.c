@@ -694,23 +694,26 @@ gf_status gf_config_schema_check(const gf_config_access *a) {
     if (a->kind == GF_CONFIG_ACCESS_BLOCK) {
         const gf_config_block_info *b = gf_config_schema_find_block(path);
         if (!b)
-            return GF_ERROR(GF_ERR_STATE,
-                            "the program reads the block '%s', which src/config/config_schema.c does "
-                            "not register",
-                            path);
+            return GF_ERROR(
+                GF_ERR_STATE,
+                "the program reads the block '%s', which src/config/config_schema.c does "
+                "not register",
+                path);
         if (a->index > 0 && !b->repeatable)
-            return GF_ERROR(GF_ERR_STATE,
-                            "the program reads block '%s' number %zu, but src/config/config_schema.c "
-                            "registers it as not repeatable",
-                            path, a->index + 1);
+            return GF_ERROR(
+                GF_ERR_STATE,
+                "the program reads block '%s' number %zu, but src/config/config_schema.c "
+                "registers it as not repeatable",
+                path, a->index + 1);
         return GF_OK;
     }
     const gf_config_key *k = gf_config_schema_find(path, a->key);
     if (!k)
-        return GF_ERROR(GF_ERR_STATE,
-                        "the program reads the key '%s' of block '%s', which src/config/config_schema.c "
-                        "does not register",
-                        a->key, path);
+        return GF_ERROR(
+            GF_ERR_STATE,
+            "the program reads the key '%s' of block '%s', which src/config/config_schema.c "
+            "does not register",
+            a->key, path);
     if (a->kind == GF_CONFIG_ACCESS_HAS)
         return GF_OK;
     if (a->kind == GF_CONFIG_ACCESS_RANGE) {
@@ -726,25 +729,28 @@ gf_status gf_config_schema_check(const gf_config_access *a) {
     }
     if (!type_fits(a->kind, k->type))
         return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program reads %s, src/config/config_schema.c registers a %s", path,
-                        a->key, access_name(a->kind), gf_config_schema_type_name(k->type));
+                        "%s.%s: the program reads %s, src/config/config_schema.c registers a %s",
+                        path, a->key, access_name(a->kind), gf_config_schema_type_name(k->type));
     if (a->required) {
         if (is_literal(k->def))
-            return GF_ERROR(GF_ERR_STATE,
-                            "%s.%s: the program requires it, src/config/config_schema.c registers the "
-                            "default %s",
-                            path, a->key, k->def);
+            return GF_ERROR(
+                GF_ERR_STATE,
+                "%s.%s: the program requires it, src/config/config_schema.c registers the "
+                "default %s",
+                path, a->key, k->def);
         return GF_OK;
     }
     if (is_literal(k->def) && !same_default(k->type, k->def, a->def))
-        return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program's default is %s, src/config/config_schema.c registers %s",
-                        path, a->key, a->def, k->def);
+        return GF_ERROR(
+            GF_ERR_STATE,
+            "%s.%s: the program's default is %s, src/config/config_schema.c registers %s", path,
+            a->key, a->def, k->def);
     if (!k->def && !a->given)
-        return GF_ERROR(GF_ERR_STATE,
-                        "%s.%s: the program takes the default %s, src/config/config_schema.c registers "
-                        "it as required",
-                        path, a->key, a->def);
+        return GF_ERROR(
+            GF_ERR_STATE,
+            "%s.%s: the program takes the default %s, src/config/config_schema.c registers "
+            "it as required",
+            path, a->key, a->def);
     return GF_OK;
 }
 

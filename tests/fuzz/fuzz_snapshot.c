@@ -2,11 +2,11 @@
  *
  * Structured: the input is not a file but a description of one. HDF5 1.10 itself crashes on many
  * byte-damaged files (known CVEs), so mutating raw bytes would fuzz HDF5, not the reader. Instead
- * the bytes decode into the objects of a snapshot as src/io/io_write.c lays it out (root attributes,
- * /particles and its datasets, the rank offsets, /contacts), each present or not, with another
- * type, shape, storage or values; the target writes that file with the HDF5 API, reads it the way
- * the tools do (gf_snapshot_open, gf_snapshot_scan in small chunks, gf_snapshot_read of rows that
- * are not there and of all rows at once, gf_snapshot_read_contacts of every column,
+ * the bytes decode into the objects of a snapshot as src/io/io_write.c lays it out (root
+ * attributes, /particles and its datasets, the rank offsets, /contacts), each present or not, with
+ * another type, shape, storage or values; the target writes that file with the HDF5 API, reads it
+ * the way the tools do (gf_snapshot_open, gf_snapshot_scan in small chunks, gf_snapshot_read of
+ * rows that are not there and of all rows at once, gf_snapshot_read_contacts of every column,
  * gf_snapshot_close) and checks the outcome against a model of what the reader must
  * accept: a file as the writer makes it must be read back exactly, a file with a defect the tools
  * cannot work with (a header or dataset of the wrong type or shape, particle counts that do not
