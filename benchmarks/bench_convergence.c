@@ -21,22 +21,12 @@
 #include "granflow/log.h"
 #include "granflow/sim.h"
 
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int fail(const gf_par *par, const char *what) {
-    fprintf(stderr, "bench_convergence: %s: %s\n", what, gf_error_message());
-    gf_par_abort(par, 1);
-    return 1;
-}
+#include "bench_util.h"
 
 static int make(const gf_par *par, gf_sim *sim, gf_config *cfg) {
     if (gf_sim_init(sim, par) != GF_OK || gf_sim_configure(sim, cfg, 1) != GF_OK ||
         gf_sim_start(sim) != GF_OK)
-        return fail(par, "set-up");
+        return bench_fail("bench_convergence", par, "set-up");
     gf_config_destroy(cfg);
     return 0;
 }
@@ -77,9 +67,9 @@ static int stack(const gf_par *par, int scene, const char *solver, int quantiles
     gf_sim sim;
     if (gf_config_parse(text, strlen(text), "bench_convergence", &cfg) != GF_OK ||
         make(par, &sim, cfg))
-        return fail(par, "stack");
+        return bench_fail("bench_convergence", par, "stack");
     if (gf_sim_step(&sim) != GF_OK) /* the first, cold step */
-        return fail(par, "step");
+        return bench_fail("bench_convergence", par, "step");
     enum { MAXB = 16, STEPS = 2000 };
     double x0[MAXB][3], q0[MAXB][4];
     size_t n = sim.particles.n_local;
@@ -92,15 +82,15 @@ static int stack(const gf_par *par, int scene, const char *solver, int quantiles
     }
     static long sweeps[STEPS];
     long unconverged = 0, total = 0;
-    double t0 = cpu_seconds();
+    double t0 = bench_cpu_seconds();
     for (int s = 0; s < STEPS; ++s) {
         if (gf_sim_step(&sim) != GF_OK)
-            return fail(par, "step");
+            return bench_fail("bench_convergence", par, "step");
         sweeps[s] = sim.last_solve.iterations;
         total += sweeps[s];
         unconverged += sim.last_solve.converged == 0;
     }
-    double ms = 1e3 * (cpu_seconds() - t0) / STEPS, drift = 0.0, turn = 0.0;
+    double ms = 1e3 * (bench_cpu_seconds() - t0) / STEPS, drift = 0.0, turn = 0.0;
     for (size_t i = 0; i < n; ++i) {
         int64_t id = sim.particles.id[i];
         double dd = 0.0, dot = 0.0;
@@ -143,35 +133,35 @@ static int channel(const gf_par *par, const char *path, double omega, long budge
     gf_config *cfg = NULL;
     if (gf_config_read_file(path, &text, &len) != GF_OK ||
         gf_config_parse(text, len, path, &cfg) != GF_OK)
-        return fail(par, path);
+        return bench_fail("bench_convergence", par, path);
     free(text);
     const char *fixed[] = {"-Output.snapshot_every=0", "-Output.checkpoint_every=0",
                            "-Output.progress_every=0", "-Statistics.every=0"};
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; ++k)
         if (gf_config_override(cfg, fixed[k]) != GF_OK)
-            return fail(par, fixed[k]);
+            return bench_fail("bench_convergence", par, fixed[k]);
     snprintf(arg, sizeof arg, "-Solver.over_relaxation=%g", omega);
     if (gf_config_override(cfg, arg) != GF_OK)
-        return fail(par, arg);
+        return bench_fail("bench_convergence", par, arg);
     snprintf(arg, sizeof arg, "-Solver.max_iterations=%ld", budget);
     if (gf_config_override(cfg, arg) != GF_OK)
-        return fail(par, arg);
+        return bench_fail("bench_convergence", par, arg);
     gf_sim sim;
     if (make(par, &sim, cfg))
         return 1;
     long total = 0, unconverged = 0;
     double *errors = malloc((size_t)steps * sizeof *errors);
     if (!errors)
-        return fail(par, "memory");
-    double t0 = cpu_seconds(), tol = sim.solver_params.tolerance;
+        return bench_fail("bench_convergence", par, "memory");
+    double t0 = bench_cpu_seconds(), tol = sim.solver_params.tolerance;
     for (long s = 0; s < steps; ++s) {
         if (gf_sim_step(&sim) != GF_OK)
-            return fail(par, "channel step");
+            return bench_fail("bench_convergence", par, "channel step");
         total += sim.last_solve.iterations;
         unconverged += sim.last_solve.converged == 0;
         errors[s] = sim.last_solve.residual / tol;
     }
-    double cpu = cpu_seconds() - t0;
+    double cpu = bench_cpu_seconds() - t0;
     qsort(errors, (size_t)steps, sizeof *errors, cmp_double);
     o->sweeps = (double)total / (double)steps;
     o->unconverged = 100.0 * (double)unconverged / (double)steps;

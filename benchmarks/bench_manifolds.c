@@ -14,17 +14,7 @@
 #include "granflow/log.h"
 #include "granflow/sim.h"
 
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int fail(const gf_par *par, const char *what) {
-    fprintf(stderr, "bench_manifolds: %s: %s\n", what, gf_error_message());
-    gf_par_abort(par, 1);
-    return 1;
-}
+#include "bench_util.h"
 
 typedef struct {
     double ms_per_step, sweeps_per_step, figure;
@@ -60,20 +50,20 @@ static int run(const gf_par *par, int scene, const char *mode, long steps, outco
     if (gf_config_parse(text, strlen(text), "bench_manifolds", &cfg) != GF_OK ||
         gf_sim_init(&sim, par) != GF_OK || gf_sim_configure(&sim, cfg, 1) != GF_OK ||
         gf_sim_start(&sim) != GF_OK)
-        return fail(par, "set-up");
+        return bench_fail("bench_manifolds", par, "set-up");
     gf_config_destroy(cfg);
     double v0 = 0.0, t0 = 0.0, sweeps = 0.0;
     for (long s = 0; s < steps; ++s) {
         if (s == 10) {
             v0 = sim.particles.v[0][0];
-            t0 = cpu_seconds();
+            t0 = bench_cpu_seconds();
             sweeps = 0.0;
         }
         if (gf_sim_step(&sim) != GF_OK)
-            return fail(par, "step");
+            return bench_fail("bench_manifolds", par, "step");
         sweeps += (double)sim.last_solve.iterations;
     }
-    o->ms_per_step = 1e3 * (cpu_seconds() - t0) / (double)(steps - 10);
+    o->ms_per_step = 1e3 * (bench_cpu_seconds() - t0) / (double)(steps - 10);
     o->sweeps_per_step = sweeps / (double)(steps - 10);
     if (scene == 0) {
         o->figure = (v0 - sim.particles.v[0][0]) / ((double)(steps - 10) * 1e-3) / (0.5 * 9.81);
