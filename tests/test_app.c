@@ -659,11 +659,13 @@ static void test_output_locations_checked(void **state) {
     (void)state;
     char args[2048];
     const char *file = write_cfg("plain_file", "not a directory\n");
-    const char *keys[3] = {"-Output.checkpoint=%s/c.h5",
-                           "-Output.snapshot_every=10 -Output.directory=%s",
-                           "-Statistics.every=10 -Statistics.file=%s/s.csv"};
-    const char *names[3] = {"Output.checkpoint", "Output.directory", "Statistics.file"};
-    for (int k = 0; k < 3; ++k) {
+    const char *keys[5] = {
+        "-Output.checkpoint=%s/c.h5", "-Output.snapshot_every=10 -Output.directory=%s",
+        "-Statistics.every=10 -Statistics.file=%s/s.csv", "-Forces.every=10 -Forces.file=%s/f.csv",
+        "-Tracks.ids=1-3 -Tracks.file=%s/t.csv"};
+    const char *names[5] = {"Output.checkpoint", "Output.directory", "Statistics.file",
+                            "Forces.file", "Tracks.file"};
+    for (int k = 0; k < 5; ++k) {
         char opt[600];
         snprintf(opt, sizeof opt, keys[k], file);
         snprintf(args, sizeof args,

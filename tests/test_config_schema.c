@@ -13,14 +13,9 @@
 
 #include "granflow/config.h"
 #include "granflow/config_schema.h"
-#include "granflow/io.h"
 #include "granflow/log.h"
-#include "granflow/forces.h"
+#include "granflow/run_observers.h"
 #include "granflow/sim.h"
-#include "granflow/tracks.h"
-#include "granflow/forces.h"
-#include "granflow/stats.h"
-#include "granflow/tracks.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -91,22 +86,13 @@ static void set_up(const char *path, int generate, int steps, recorder *rec) {
     free(text);
     gf_config_watch(cfg, remember, rec);
     gf_sim sim;
-    gf_output out;
-    gf_stats stats;
-    static gf_forces forces;
-    gf_tracks tracks;
-    memset(&tracks, 0, sizeof tracks);
+    gf_observers obs;
+    GF_ASSERT_OK(gf_run_observers_add(&obs));
     GF_ASSERT_OK(gf_sim_init(&sim, NULL));
     sim.dry_run = !generate;
     gf_status st = gf_sim_configure(&sim, cfg, generate);
     if (st == GF_OK)
-        st = gf_output_configure(&out, gf_config_root(cfg));
-    if (st == GF_OK)
-        st = gf_stats_configure(&stats, gf_config_root(cfg), &sim);
-    if (st == GF_OK)
-        st = gf_forces_configure(&forces, gf_config_root(cfg));
-    if (st == GF_OK)
-        st = gf_tracks_configure(&tracks, gf_config_root(cfg));
+        st = gf_observers_configure(&obs, gf_config_root(cfg), &sim);
     if (st == GF_OK)
         st = gf_config_check_unused(cfg);
     if (st != GF_OK)
@@ -116,8 +102,7 @@ static void set_up(const char *path, int generate, int steps, recorder *rec) {
         for (int k = 0; k < steps; ++k)
             GF_ASSERT_OK(gf_sim_step(&sim));
     }
-    gf_output_free(&out);
-    gf_tracks_free(&tracks);
+    gf_observers_free(&obs);
     gf_sim_free(&sim);
     gf_config_destroy(cfg);
 }

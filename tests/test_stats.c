@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "granflow/config.h"
+#include "granflow/observer.h"
 #include "granflow/sim.h"
 #include "granflow/stats.h"
 #include "test_util.h"
@@ -257,6 +258,102 @@ static int teardown(void **state) {
     return gf_test_rmtree(tmpdir);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The observer list (issue 32): registration order for steps, reverse order at the end         */
+
+/* An observer that writes what happens to it into one log shared by all of them. */
+typedef struct {
+    char tag;
+    long stop_at; /* asks to stop after this step (0: never) */
+    int fail_check;
+} probe;
+
+static char probe_log[256];
+
+static void probe_note(const probe *p, char what, long step) {
+    size_t n = strlen(probe_log);
+    snprintf(probe_log + n, sizeof probe_log - n, "%c%c%ld ", p->tag, what, step);
+}
+
+static gf_status probe_check(const void *self) {
+    const probe *p = self;
+    probe_note(p, 'c', 0);
+    return p->fail_check ? GF_ERROR(GF_ERR_IO, "probe %c: cannot write", p->tag) : GF_OK;
+}
+
+static gf_status probe_start(void *self, gf_sim *sim, int restarted) {
+    probe_note(self, 's', sim->step + restarted);
+    return GF_OK;
+}
+
+static gf_status probe_observe(void *self, gf_sim *sim, int *stop) {
+    probe *p = self;
+    probe_note(p, 'o', sim->step);
+    *stop = p->stop_at > 0 && sim->step >= p->stop_at;
+    return GF_OK;
+}
+
+static gf_status probe_finish(void *self, gf_sim *sim) {
+    probe_note(self, 'f', sim->step);
+    return GF_OK;
+}
+
+static void probe_release(void *self) {
+    probe_note(self, 'r', 0);
+}
+
+static const gf_observer_type probe_type = {
+    .name = "probe",
+    .size = sizeof(probe),
+    .check = probe_check,
+    .start = probe_start,
+    .observe = probe_observe,
+    .finish = probe_finish,
+    .release = probe_release,
+};
+
+/* Steps reach the observers in the order they were added, each sees the step at which one asks
+ * to stop (also those after it), and they finish and are released in reverse. */
+static void test_observers_order_and_stop(void **state) {
+    (void)state;
+    gf_sim sim;
+    make_sim(&sim);
+    add_sphere(&sim, 1, 0, 0, 0.5, 0.1);
+    sim.steps = 10;
+    sim.progress_every = 0;
+    gf_observers obs;
+    gf_observers_init(&obs);
+    probe *p[3];
+    for (int k = 0; k < 3; ++k) {
+        GF_ASSERT_OK(gf_observers_add(&obs, &probe_type, (void **)&p[k]));
+        p[k]->tag = (char)('A' + k);
+    }
+    assert_ptr_equal(gf_observers_find(&obs, &probe_type), p[0]);
+    p[1]->stop_at = 2;
+    probe_log[0] = '\0';
+    GF_ASSERT_OK(gf_observers_check(&obs, &sim));
+    GF_ASSERT_OK(gf_observers_start(&obs, &sim, 0));
+    GF_ASSERT_OK(gf_sim_run(&sim, gf_observers_observe, &obs));
+    assert_int_equal(sim.step, 2);
+    GF_ASSERT_OK(gf_observers_finish(&obs, &sim));
+    gf_observers_free(&obs);
+    assert_string_equal(probe_log, "Ac0 Bc0 Cc0 As0 Bs0 Cs0 Ao1 Bo1 Co1 Ao2 Bo2 Co2 Cf2 Bf2 Af2 "
+                                   "Cr0 Br0 Ar0 ");
+    /* A failing check is reported, and the checks after it are not made. */
+    gf_observers_init(&obs);
+    for (int k = 0; k < 2; ++k) {
+        GF_ASSERT_OK(gf_observers_add(&obs, &probe_type, (void **)&p[k]));
+        p[k]->tag = (char)('A' + k);
+        p[k]->fail_check = 1;
+    }
+    probe_log[0] = '\0';
+    assert_int_equal(gf_observers_check(&obs, &sim), GF_ERR_IO);
+    assert_non_null(strstr(gf_error_message(), "probe A"));
+    gf_observers_free(&obs);
+    assert_string_equal(probe_log, "Ac0 Br0 Ar0 ");
+    gf_sim_free(&sim);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contact_counts),
@@ -266,6 +363,7 @@ int main(void) {
         cmocka_unit_test(test_eta_from_recent_rate),
         cmocka_unit_test(test_unconverged_and_stepped),
         cmocka_unit_test(test_full_disk_reported),
+        cmocka_unit_test(test_observers_order_and_stop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,7 @@
 #include "granflow/config.h"
 #include "granflow/error.h"
 #include "granflow/geometry.h"
+#include "granflow/observer.h"
 #include "granflow/sim.h"
 
 typedef struct {
@@ -43,5 +44,8 @@ gf_status gf_forces_observe(gf_forces *fo, const gf_sim *sim, int force);
 /* Adds the impulses of the step's contacts on the geometry to fo->impulse (local, no sample). */
 void gf_forces_accumulate(gf_forces *fo, const gf_contacts *c);
 void gf_forces_finish(gf_forces *fo);
+
+/* Forces as an observer (observer.h); its check probes Forces.file when sampling is on. */
+extern const gf_observer_type gf_forces_observer_type;
 
 #endif

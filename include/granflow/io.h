@@ -14,6 +14,7 @@
 
 #include "granflow/config.h"
 #include "granflow/error.h"
+#include "granflow/observer.h"
 #include "granflow/sim.h"
 
 #define GF_IO_PATH 1024
@@ -116,10 +117,13 @@ gf_status gf_output_observe(gf_output *o, gf_sim *sim, int *stop);
  * at this step), so that a finished run can be continued. */
 gf_status gf_output_finish(gf_output *o, gf_sim *sim);
 
-/* Collective, before the first step: every place the run will write (the snapshot directory if
- * snapshots are on, the checkpoint's directory, stats_file's if not NULL) exists or is made and
- * takes a new file, so that a bad path stops the run at once, not hours later. */
-gf_status gf_output_check_locations(const gf_output *o, const gf_sim *sim, const char *stats_file);
+/* Rank 0: the directory of `file` exists (or is made) and takes a new file, so that a bad path
+ * stops a run at once, not hours later; `what` names the key in the message. */
+gf_status gf_io_probe_location(const char *file, const char *what);
+
+/* The output as an observer (observer.h): begin, observe and finish above; its check probes the
+ * snapshot directory (if snapshots are on) and the checkpoint's directory. */
+extern const gf_observer_type gf_output_observer_type;
 
 /* Set by the signal handler (SIGUSR1, SIGTERM); read at the end of a step. */
 void gf_output_request_checkpoint(void);

@@ -29,6 +29,7 @@
 
 #include "granflow/config.h"
 #include "granflow/error.h"
+#include "granflow/observer.h"
 #include "granflow/sim.h"
 
 typedef struct {
@@ -61,5 +62,9 @@ gf_status gf_stats_observe(gf_stats *st, gf_sim *sim, int force);
 gf_status gf_stats_start(gf_stats *st, const gf_sim *sim, int restarted);
 /* Collective: rank 0 prints the averages; closes the CSV. */
 void gf_stats_finish(gf_stats *st, const gf_sim *sim);
+
+/* Statistics as an observer (observer.h): configure, start, observe and finish above; its check
+ * probes Statistics.file when sampling is on. */
+extern const gf_observer_type gf_stats_observer_type;
 
 #endif

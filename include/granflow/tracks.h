@@ -14,6 +14,7 @@
 
 #include "granflow/config.h"
 #include "granflow/error.h"
+#include "granflow/observer.h"
 #include "granflow/sim.h"
 
 /* The most ids one Tracks block selects. */
@@ -35,5 +36,8 @@ gf_status gf_tracks_start(gf_tracks *tr, const gf_sim *sim, int restarted);
 /* Collective on the schedule (or always with force): a row per selected particle. */
 gf_status gf_tracks_observe(gf_tracks *tr, const gf_sim *sim, int force);
 void gf_tracks_free(gf_tracks *tr);
+
+/* Tracks as an observer (observer.h); its check probes Tracks.file when particles are tracked. */
+extern const gf_observer_type gf_tracks_observer_type;
 
 #endif

@@ -11,10 +11,8 @@
 #include "granflow/io.h"
 #include "granflow/log.h"
 #include "granflow/par.h"
+#include "granflow/run_observers.h"
 #include "granflow/sim.h"
-#include "granflow/forces.h"
-#include "granflow/stats.h"
-#include "granflow/tracks.h"
 #include "granflow/version.h"
 
 /* Exit statuses: batch scripts tell a finished run from one to resume. */
@@ -140,36 +138,10 @@ static gf_status load_config(const gf_par *par, const options *o, gf_config **cf
     return st;
 }
 
-/* What a run observes after every step besides the simulation itself. */
-typedef struct {
-    gf_output out;
-    gf_stats stats;
-    gf_forces forces;
-    gf_tracks tracks;
-} observers;
-
-static gf_status observe(void *ctx, gf_sim *sim, int *stop) {
-    observers *obs = ctx;
-    GF_TRY(gf_stats_observe(&obs->stats, sim, 0));
-    GF_TRY(gf_forces_observe(&obs->forces, sim, 0));
-    GF_TRY(gf_tracks_observe(&obs->tracks, sim, 0));
-    return gf_output_observe(&obs->out, sim, stop);
-}
-
 /* The blocks read after the simulation's, then the check that every key was used. */
-static gf_status configure_output(gf_config *cfg, const gf_sim *sim, observers *obs) {
-    GF_TRY(gf_output_configure(&obs->out, gf_config_root(cfg)));
-    GF_TRY(gf_stats_configure(&obs->stats, gf_config_root(cfg), sim));
-    GF_TRY(gf_forces_configure(&obs->forces, gf_config_root(cfg)));
-    GF_TRY(gf_tracks_configure(&obs->tracks, gf_config_root(cfg)));
+static gf_status configure_observers(gf_config *cfg, const gf_sim *sim, gf_observers *obs) {
+    GF_TRY(gf_observers_configure(obs, gf_config_root(cfg), sim));
     return gf_config_check_unused(cfg);
-}
-
-/* Collective, before the first step. */
-static gf_status start_observers(observers *obs, const gf_sim *sim, int restarted) {
-    GF_TRY(gf_stats_start(&obs->stats, sim, restarted));
-    GF_TRY(gf_forces_start(&obs->forces, sim, restarted));
-    return gf_tracks_start(&obs->tracks, sim, restarted);
 }
 
 int main(int argc, char **argv) {
@@ -214,12 +186,12 @@ int main(int argc, char **argv) {
 
     gf_config *cfg = NULL;
     gf_sim sim;
-    /* Static: the force sums are a few thousand numbers. */
-    static observers obs;
-    memset(&obs, 0, sizeof obs);
-    gf_output *out = &obs.out;
+    gf_observers obs;
     int resume = 0;
-    int failed = gf_par_conclude(&par, load_config(&par, &o, &cfg), 1);
+    int failed = gf_par_conclude(&par, gf_run_observers_add(&obs), 1);
+    gf_output *out = gf_observers_find(&obs, &gf_output_observer_type);
+    if (!failed)
+        failed = gf_par_conclude(&par, load_config(&par, &o, &cfg), 1);
     if (!failed)
         failed = gf_par_conclude(&par, gf_sim_init(&sim, &par), 1);
     if (!failed && o.dry_run) {
@@ -227,11 +199,10 @@ int main(int argc, char **argv) {
         if (par.rank == 0) {
             st = gf_sim_dry_run(&sim, cfg, o.dry_ranks ? o.dry_ranks : par.size);
             if (st == GF_OK)
-                st = configure_output(cfg, &sim, &obs);
+                st = configure_observers(cfg, &sim, &obs);
         }
         failed = gf_par_conclude(&par, st, 1);
-        gf_output_free(out);
-        gf_tracks_free(&obs.tracks);
+        gf_observers_free(&obs);
         gf_sim_free(&sim);
         gf_config_destroy(cfg);
         gf_par_finalize();
@@ -240,7 +211,7 @@ int main(int argc, char **argv) {
     if (!failed) {
         st = gf_sim_configure(&sim, cfg, o.restart == NULL);
         if (st == GF_OK)
-            st = configure_output(cfg, &sim, &obs);
+            st = configure_observers(cfg, &sim, &obs);
         char *eff = NULL;
         if (st == GF_OK)
             st = gf_config_dump(cfg, &eff);
@@ -268,23 +239,16 @@ int main(int argc, char **argv) {
                         gf_solver_model_name(sim.solver_params.model), sim.dt, sim.step, sim.steps);
         }
         if (!failed && !o.check_only)
-            failed = gf_par_conclude(
-                &par,
-                gf_output_check_locations(out, &sim, obs.stats.every > 0 ? obs.stats.file : NULL),
-                1);
+            failed = gf_par_conclude(&par, gf_observers_check(&obs, &sim), 1);
         if (!failed && !o.check_only) {
             gf_output_install_signal_handlers();
-            failed = gf_par_conclude(&par, start_observers(&obs, &sim, o.restart != NULL), 1);
+            failed = gf_par_conclude(&par, gf_observers_start(&obs, &sim, o.restart != NULL), 0);
             if (!failed)
-                failed = gf_par_conclude(&par, gf_output_begin(out, &sim, o.restart != NULL), 0);
+                failed = gf_par_conclude(&par, gf_sim_run(&sim, gf_observers_observe, &obs), 0);
             if (!failed)
-                failed = gf_par_conclude(&par, gf_sim_run(&sim, observe, &obs), 0);
-            if (!failed)
-                failed = gf_par_conclude(&par, gf_output_finish(out, &sim), 0);
+                failed = gf_par_conclude(&par, gf_observers_finish(&obs, &sim), 0);
             if (!failed) {
                 gf_sim_print_summary(&sim);
-                gf_stats_finish(&obs.stats, &sim);
-                gf_forces_finish(&obs.forces);
                 /* A signal or the wall-time limit: the batch script must resume, not stop. */
                 if (sim.step < sim.steps)
                     resume = 1;
@@ -292,9 +256,7 @@ int main(int argc, char **argv) {
         }
         gf_sim_free(&sim);
     }
-    gf_output_free(out);
-    gf_forces_finish(&obs.forces);
-    gf_tracks_free(&obs.tracks);
+    gf_observers_free(&obs);
     gf_config_destroy(cfg);
     gf_par_finalize();
     if (failed)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "granflow/csv_series.h"
+#include "granflow/io.h"
 
 gf_status gf_forces_configure(gf_forces *fo, gf_config_block *root) {
     memset(fo, 0, sizeof *fo);
@@ -137,3 +138,39 @@ void gf_forces_finish(gf_forces *fo) {
         fclose(fo->csv);
     fo->csv = NULL;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Forces as an observer                                                                      */
+
+static gf_status forces_configure(void *self, gf_config_block *root, const gf_sim *sim) {
+    (void)sim;
+    return gf_forces_configure(self, root);
+}
+
+static gf_status forces_check(const void *self) {
+    const gf_forces *fo = self;
+    return fo->every > 0 ? gf_io_probe_location(fo->file, "Forces.file") : GF_OK;
+}
+
+static gf_status forces_start(void *self, gf_sim *sim, int restarted) {
+    return gf_forces_start(self, sim, restarted);
+}
+
+static gf_status forces_observe(void *self, gf_sim *sim, int *stop) {
+    (void)stop;
+    return gf_forces_observe(self, sim, 0);
+}
+
+static void forces_release(void *self) {
+    gf_forces_finish(self);
+}
+
+const gf_observer_type gf_forces_observer_type = {
+    .name = "Forces",
+    .size = sizeof(gf_forces),
+    .configure = forces_configure,
+    .check = forces_check,
+    .start = forces_start,
+    .observe = forces_observe,
+    .release = forces_release,
+};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "granflow/csv_series.h"
+#include "granflow/io.h"
 #include "granflow/log.h"
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim) {
@@ -191,3 +192,47 @@ void gf_stats_finish(gf_stats *st, const gf_sim *sim) {
         fclose(st->csv);
     st->csv = NULL;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statistics as an observer                                                                  */
+
+static gf_status stats_configure(void *self, gf_config_block *root, const gf_sim *sim) {
+    return gf_stats_configure(self, root, sim);
+}
+
+static gf_status stats_check(const void *self) {
+    const gf_stats *st = self;
+    return st->every > 0 ? gf_io_probe_location(st->file, "Statistics.file") : GF_OK;
+}
+
+static gf_status stats_start(void *self, gf_sim *sim, int restarted) {
+    return gf_stats_start(self, sim, restarted);
+}
+
+static gf_status stats_observe(void *self, gf_sim *sim, int *stop) {
+    (void)stop;
+    return gf_stats_observe(self, sim, 0);
+}
+
+static gf_status stats_finish(void *self, gf_sim *sim) {
+    gf_stats_finish(self, sim);
+    return GF_OK;
+}
+
+static void stats_release(void *self) {
+    gf_stats *st = self;
+    if (st->csv)
+        fclose(st->csv);
+    st->csv = NULL;
+}
+
+const gf_observer_type gf_stats_observer_type = {
+    .name = "Statistics",
+    .size = sizeof(gf_stats),
+    .configure = stats_configure,
+    .check = stats_check,
+    .start = stats_start,
+    .observe = stats_observe,
+    .finish = stats_finish,
+    .release = stats_release,
+};

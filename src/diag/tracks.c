@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "granflow/csv_series.h"
+#include "granflow/io.h"
 
 static int cmp_id(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -180,3 +181,39 @@ void gf_tracks_free(gf_tracks *tr) {
     free(tr->ids);
     memset(tr, 0, sizeof *tr);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tracks as an observer                                                                      */
+
+static gf_status tracks_configure(void *self, gf_config_block *root, const gf_sim *sim) {
+    (void)sim;
+    return gf_tracks_configure(self, root);
+}
+
+static gf_status tracks_check(const void *self) {
+    const gf_tracks *tr = self;
+    return tr->every > 0 && tr->nids > 0 ? gf_io_probe_location(tr->file, "Tracks.file") : GF_OK;
+}
+
+static gf_status tracks_start(void *self, gf_sim *sim, int restarted) {
+    return gf_tracks_start(self, sim, restarted);
+}
+
+static gf_status tracks_observe(void *self, gf_sim *sim, int *stop) {
+    (void)stop;
+    return gf_tracks_observe(self, sim, 0);
+}
+
+static void tracks_release(void *self) {
+    gf_tracks_free(self);
+}
+
+const gf_observer_type gf_tracks_observer_type = {
+    .name = "Tracks",
+    .size = sizeof(gf_tracks),
+    .configure = tracks_configure,
+    .check = tracks_check,
+    .start = tracks_start,
+    .observe = tracks_observe,
+    .release = tracks_release,
+};

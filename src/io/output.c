@@ -125,9 +125,7 @@ static gf_status ensure_directory(const gf_sim *sim, const char *dir) {
     return st;
 }
 
-/* Rank 0: the directory of a file that will be written exists (or is made) and takes a new
- * file. */
-static gf_status probe_location(const char *file, const char *what) {
+gf_status gf_io_probe_location(const char *file, const char *what) {
     char dir[GF_IO_PATH];
     snprintf(dir, sizeof dir, "%s", file);
     char *slash = strrchr(dir, '/');
@@ -149,21 +147,13 @@ static gf_status probe_location(const char *file, const char *what) {
     return GF_OK;
 }
 
-gf_status gf_output_check_locations(const gf_output *o, const gf_sim *sim, const char *stats_file) {
-    gf_status st = GF_OK;
-    if (!sim->par || sim->par->rank == 0) {
-        char snap[GF_IO_PATH + 8];
-        snprintf(snap, sizeof snap, "%s/x", o->directory);
-        if (o->snapshot_every > 0)
-            st = probe_location(snap, "Output.directory (snapshots)");
-        if (st == GF_OK)
-            st = probe_location(o->checkpoint, "Output.checkpoint");
-        if (st == GF_OK && stats_file)
-            st = probe_location(stats_file, "Statistics.file");
-    }
-    if (sim->par)
-        st = gf_par_agree(sim->par, st, NULL);
-    return st;
+static gf_status check_locations(const void *self) {
+    const gf_output *o = self;
+    char snap[GF_IO_PATH + 8];
+    snprintf(snap, sizeof snap, "%s/x", o->directory);
+    if (o->snapshot_every > 0)
+        GF_TRY(gf_io_probe_location(snap, "Output.directory (snapshots)"));
+    return gf_io_probe_location(o->checkpoint, "Output.checkpoint");
 }
 
 static void snapshot_name(const gf_output *o, long step, char *name, size_t size) {
@@ -493,3 +483,38 @@ gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int for
         st = gf_par_agree(sim->par, st, NULL);
     return st;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The output as an observer                                                                  */
+
+static gf_status output_configure(void *self, gf_config_block *root, const gf_sim *sim) {
+    (void)sim;
+    return gf_output_configure(self, root);
+}
+
+static gf_status output_start(void *self, gf_sim *sim, int restarted) {
+    return gf_output_begin(self, sim, restarted);
+}
+
+static gf_status output_observe(void *self, gf_sim *sim, int *stop) {
+    return gf_output_observe(self, sim, stop);
+}
+
+static gf_status output_finish(void *self, gf_sim *sim) {
+    return gf_output_finish(self, sim);
+}
+
+static void output_release(void *self) {
+    gf_output_free(self);
+}
+
+const gf_observer_type gf_output_observer_type = {
+    .name = "Output",
+    .size = sizeof(gf_output),
+    .configure = output_configure,
+    .check = check_locations,
+    .start = output_start,
+    .observe = output_observe,
+    .finish = output_finish,
+    .release = output_release,
+};

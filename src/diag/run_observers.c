@@ -1,0 +1,16 @@
+#include "granflow/run_observers.h"
+
+#include "granflow/forces.h"
+#include "granflow/io.h"
+#include "granflow/stats.h"
+#include "granflow/tracks.h"
+
+gf_status gf_run_observers_add(gf_observers *obs) {
+    static const gf_observer_type *const types[] = {
+        &gf_stats_observer_type, &gf_forces_observer_type, &gf_tracks_observer_type,
+        &gf_output_observer_type};
+    gf_observers_init(obs);
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; ++k)
+        GF_TRY(gf_observers_add(obs, types[k], NULL));
+    return GF_OK;
+}
