@@ -58,6 +58,13 @@ const gf_config_block_info *gf_config_schema_find_block(const char *path);
 /* Whether `path` is one of the blocks of k->blocks. */
 int gf_config_schema_in_blocks(const gf_config_key *k, const char *path);
 
+/* Whether the key may differ on a restart: `key` as "Block.Sub.key" (the command line's form,
+ * "Solver.tolerance"), its own flag or its block's. Every other key, registered or not, must
+ * match the checkpoint's. */
+int gf_config_schema_restart_free(const char *key);
+/* The keys that may differ on a restart, for messages: "Time.steps, ..., Output.*, ...". */
+void gf_config_schema_restart_free_list(char *buf, size_t size);
+
 const char *gf_config_schema_type_name(gf_key_type type);
 /* "required", or the default as registered. */
 const char *gf_config_schema_default_text(const gf_config_key *k);

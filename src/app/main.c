@@ -24,6 +24,21 @@ enum {
 };
 
 static void usage(void) {
+    char list[1024], keys[1200];
+    gf_config_schema_restart_free_list(list, sizeof list);
+    /* In lines of the help's width, under the option's text. */
+    size_t n = 0, col = 0;
+    for (const char *p = list; *p && n + 32 < sizeof keys;) {
+        size_t len = strcspn(p, " ");
+        if (col > 0 && col + len > 72) {
+            n += (size_t)snprintf(keys + n, sizeof keys - n, "\n               ");
+            col = 0;
+        }
+        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%.*s", col ? " " : "", (int)len, p);
+        col += len + 1;
+        p += len;
+        p += strspn(p, " ");
+    }
     gf_log_info(
         "usage: granflow FILE.cfg [-Block.key=value ...] [options]\n"
         "\n"
@@ -34,9 +49,8 @@ static void usage(void) {
         "options:\n"
         "  --check      read and validate the configuration, print it, and stop\n"
         "  --restart F  continue from the checkpoint F (any rank count); the configuration must\n"
-        "               match the checkpoint's except Time.steps, Output.*, Statistics.*,\n"
-        "               Solver.max_iterations/tolerance/check_every and Domain.processes/\n"
-        "               balance_every\n"
+        "               match the checkpoint's except the keys that may change at a restart:\n"
+        "               %s\n"
         "  --restart-force  continue even if other keys differ (a warning names them)\n"
         "  --dry-run    check the setup for --ranks N processes without running (memory estimate)\n"
         "  --ranks N    the rank count of a dry run (default: this job's)\n"
@@ -48,7 +62,8 @@ static void usage(void) {
         "\n"
         "exit status: 0 the run finished; 1 an error; 2 a bad command line; 75 stopped early by\n"
         "a signal (SIGTERM, SIGUSR1) or Output.wall_limit after writing a checkpoint: resume\n"
-        "with --restart");
+        "with --restart",
+        keys);
 }
 
 typedef struct {

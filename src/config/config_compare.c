@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "granflow/config.h"
+#include "granflow/config_schema.h"
 
 /* One "key value;" of an effective configuration, its key with the enclosing blocks. A block's
  * component carries its occurrence among equally named siblings ("Materials#1.Material#2"), so
@@ -207,23 +208,11 @@ static void cfg_plain_key(const char *key, char *out, size_t size) {
     out[o] = '\0';
 }
 
-/* Keys that may differ on a restart: how long the run goes, what it writes, how it reports, how
- * hard the solver tries (not what it solves), and how the domain is cut into processes (a restart
- * may use any rank count, with or without load balancing). Everything else describes the physics
+/* Keys that may differ on a restart are flagged in the registry (config_schema.c), next to
+ * each key's documentation: how long the run goes, what it writes, how it reports, how hard the
+ * solver tries (not what it solves), and how the domain is cut into processes (a restart may
+ * use any rank count, with or without load balancing). Everything else describes the physics
  * and must match. */
-static int cfg_may_differ(const char *plain) {
-    static const char *const exact[] = {"Time.steps",       "Solver.max_iterations",
-                                        "Solver.tolerance", "Solver.check_every",
-                                        "Domain.processes", "Domain.balance_every"};
-    static const char *const blocks[] = {"Output.", "Statistics."};
-    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i)
-        if (strcmp(plain, exact[i]) == 0)
-            return 1;
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
-        if (strncmp(plain, blocks[i], strlen(blocks[i])) == 0)
-            return 1;
-    return 0;
-}
 
 static const cfg_item *cfg_find(const cfg_items *c, const char *key) {
     for (size_t i = 0; i < c->n; ++i)
@@ -350,7 +339,8 @@ gf_status gf_config_compare(const char *stored, const char *current, char **repo
             char plain[2100], shown_key[2200];
             cfg_plain_key(x->key, plain, sizeof plain);
             /* Keys in both are compared once, in the first pass. */
-            if ((pass && y) || cfg_may_differ(plain) || (y && cfg_same_value(x->value, y->value)))
+            if ((pass && y) || gf_config_schema_restart_free(plain) ||
+                (y && cfg_same_value(x->value, y->value)))
                 continue;
             if (++*ndiff > shown)
                 continue;

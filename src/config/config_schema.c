@@ -480,6 +480,37 @@ static const gf_config_key keys[] = {
      "The tracks file (CSV)."},
 };
 
+/* What may differ on a restart: how long the run goes, what it writes and reports, how hard the
+ * solver tries (not what it solves), and how the domain is cut into processes (a restart may use
+ * any rank count, with or without load balancing). A name without a dot is a whole block. The
+ * restart's comparison of configurations, `granflow --help`, --help-config and README's table
+ * all read this list. */
+static const char *const restart_free[] = {"Time.steps",       "Solver.max_iterations",
+                                           "Solver.tolerance", "Solver.check_every",
+                                           "Solver.sweeps",    "Solver.over_relaxation",
+                                           "Domain.processes", "Domain.balance_every",
+                                           "Output",           "Statistics",
+                                           "Forces",           "Tracks"};
+
+static int block_restart_free(const char *path) {
+    for (size_t i = 0; i < sizeof restart_free / sizeof restart_free[0]; ++i) {
+        size_t n = strlen(restart_free[i]);
+        if (!strchr(restart_free[i], '.') && strncmp(path, restart_free[i], n) == 0 &&
+            (path[n] == '\0' || path[n] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
+static int key_restart_free(const gf_config_key *k, const char *block) {
+    size_t n = strlen(block);
+    for (size_t i = 0; i < sizeof restart_free / sizeof restart_free[0]; ++i)
+        if (strncmp(restart_free[i], block, n) == 0 && restart_free[i][n] == '.' &&
+            strcmp(restart_free[i] + n + 1, k->key) == 0)
+            return 1;
+    return block_restart_free(block);
+}
+
 const gf_config_key *gf_config_schema_keys(size_t *n) {
     *n = sizeof keys / sizeof keys[0];
     return keys;
@@ -517,6 +548,36 @@ const gf_config_block_info *gf_config_schema_find_block(const char *path) {
         if (strcmp(blocks[i].path, path) == 0)
             return &blocks[i];
     return NULL;
+}
+
+static int under(const char *path, const char *block) {
+    size_t n = strlen(block);
+    return strcmp(path, block) == 0 || (strncmp(path, block, n) == 0 && path[n] == '/');
+}
+
+int gf_config_schema_restart_free(const char *key) {
+    /* "Domain.Wall.normal" -> block path "Domain/Wall", key "normal". */
+    char path[256];
+    snprintf(path, sizeof path, "%s", key);
+    char *dot = strrchr(path, '.');
+    if (!dot)
+        return 0;
+    *dot = '\0';
+    for (char *p = path; *p; ++p)
+        if (*p == '.')
+            *p = '/';
+    if (block_restart_free(path))
+        return 1;
+    const gf_config_key *k = gf_config_schema_find(path, dot + 1);
+    return k && key_restart_free(k, path);
+}
+
+void gf_config_schema_restart_free_list(char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof restart_free / sizeof restart_free[0] && n < size; ++i)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s%s", n ? ", " : "", restart_free[i],
+                              strchr(restart_free[i], '.') ? "" : ".*");
 }
 
 const char *gf_config_schema_type_name(gf_key_type type) {
@@ -816,11 +877,6 @@ static void put_wrapped(text *t, const char *s, int indent, int width) {
     }
 }
 
-static int under(const char *path, const char *block) {
-    size_t n = strlen(block);
-    return strcmp(path, block) == 0 || (strncmp(path, block, n) == 0 && path[n] == '/');
-}
-
 gf_status gf_config_schema_help(const char *block, char **out) {
     char want[256] = "";
     if (block) {
@@ -850,7 +906,8 @@ gf_status gf_config_schema_help(const char *block, char **out) {
         const gf_config_block_info *b = &blocks[i];
         if (block && !under(b->path, want))
             continue;
-        put(&t, "\n%s%s\n", b->path, b->repeatable ? " (repeatable)" : "");
+        put(&t, "\n%s%s%s\n", b->path, b->repeatable ? " (repeatable)" : "",
+            block_restart_free(b->path) ? " (may change at a restart)" : "");
         put_wrapped(&t, b->help, 4, 100);
         for (size_t j = 0; j < sizeof keys / sizeof keys[0]; ++j) {
             const gf_config_key *k = &keys[j];
@@ -866,6 +923,8 @@ gf_status gf_config_schema_help(const char *block, char **out) {
                 def + worded, k->range[0] ? (k->type == GF_KEY_WORD ? "; one of " : "; ") : "",
                 k->range);
             put_wrapped(&t, k->help, 6, 100);
+            if (key_restart_free(k, b->path) && !block_restart_free(b->path))
+                put(&t, "      May change at a restart.\n");
         }
     }
     return finish(&t, out);
@@ -878,8 +937,8 @@ gf_status gf_config_schema_markdown(char **out) {
         "times):\n\n",
         GF_CONFIG_SCHEMA_MARK_BEGIN);
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
-        put(&t, "- `%s`%s: %s\n", blocks[i].path, blocks[i].repeatable ? " (repeatable)" : "",
-            blocks[i].help);
+        put(&t, "- `%s`%s: %s%s\n", blocks[i].path, blocks[i].repeatable ? " (repeatable)" : "",
+            blocks[i].help, block_restart_free(blocks[i].path) ? " May change at a restart." : "");
     put(&t, "\nKeys (defaults in parentheses are worked out from other keys):\n\n"
             "| block | key | type | default | range | meaning |\n|---|---|---|---|---|---|\n");
     for (size_t j = 0; j < sizeof keys / sizeof keys[0]; ++j) {
@@ -891,12 +950,19 @@ gf_status gf_config_schema_markdown(char **out) {
             p += len;
             p += strspn(p, " ");
         }
+        /* Keys of a block that may change are said so at the block. */
+        char first[256];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(k->blocks, " "), k->blocks);
+        const char *restart = key_restart_free(k, first) && !block_restart_free(first)
+                                  ? " May change at a restart."
+                                  : "";
         if (is_literal(k->def))
-            put(&t, " | `%s` | %s | `%s` | %s | %s |\n", k->key,
-                gf_config_schema_type_name(k->type), k->def, k->range, k->help);
+            put(&t, " | `%s` | %s | `%s` | %s | %s%s |\n", k->key,
+                gf_config_schema_type_name(k->type), k->def, k->range, k->help, restart);
         else
-            put(&t, " | `%s` | %s | %s | %s | %s |\n", k->key, gf_config_schema_type_name(k->type),
-                gf_config_schema_default_text(k), k->range, k->help);
+            put(&t, " | `%s` | %s | %s | %s | %s%s |\n", k->key,
+                gf_config_schema_type_name(k->type), gf_config_schema_default_text(k), k->range,
+                k->help, restart);
     }
     put(&t, "%s\n", GF_CONFIG_SCHEMA_MARK_END);
     return finish(&t, out);
