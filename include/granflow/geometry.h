@@ -16,6 +16,7 @@
 #include "granflow/error.h"
 #include "granflow/material.h"
 #include "granflow/shape.h"
+#include "granflow/state.h"
 #include "granflow/trimesh.h"
 
 #define GF_MAX_WALLS 64
@@ -70,6 +71,12 @@ typedef struct {
 } gf_walls;
 
 void gf_walls_init(gf_walls *w);
+/* The run state of the geometry for a checkpoint (gf_state): the positions of the walls and
+ * obstacles and the meshes' poses (velocities follow from the configuration and the time).
+ * Restoring needs the configuration's walls, obstacles and meshes; a checkpoint from before
+ * moving obstacles has no obstacle positions, and they stay where configured. */
+gf_status gf_walls_save(const gf_walls *w, gf_state *s);
+gf_status gf_walls_restore(gf_walls *w, const gf_state *s);
 /* Frees the meshes (the rest is plain data: copies of a gf_walls share the meshes). */
 void gf_walls_free(gf_walls *w);
 gf_status gf_walls_add(gf_walls *w, const double point[3], const double normal[3],

@@ -33,6 +33,7 @@
 #include "granflow/par.h"
 #include "granflow/particles.h"
 #include "granflow/shape_mix.h"
+#include "granflow/state.h"
 
 #define GF_MAX_INSERTS 16
 #define GF_MAX_OUTLETS 16
@@ -112,6 +113,10 @@ gf_status gf_inserts_configure(gf_inserts *in, gf_config_block *root, const gf_m
 gf_status gf_inserts_advance(gf_inserts *in, double time, long step, double dt, const gf_walls *w,
                              const gf_decomp *decomp, const gf_par *par, const gf_materials *m,
                              gf_particles *p, int64_t *next_id, int64_t *created);
+/* The inserts' run state for a checkpoint: each one's counts and amounts so far, from which its
+ * next event and its random stream continue. */
+gf_status gf_inserts_save(const gf_inserts *in, gf_state *s);
+gf_status gf_inserts_restore(gf_inserts *in, const gf_state *s);
 
 typedef struct {
     char name[64];
@@ -134,5 +139,9 @@ gf_status gf_outlets_configure(gf_outlets *o, gf_config_block *root);
 void gf_outlets_apply(gf_outlets *o, gf_particles *p, int64_t *deleted, double *mass);
 /* Collective: every outlet's particles and mass out so far, summed over the ranks. */
 gf_status gf_outlets_totals(const gf_outlets *o, const gf_par *par, int64_t *count, double *mass);
+/* The outlets' run state for a checkpoint: collective, the totals over the ranks. Restored, the
+ * first rank of `par` (or the only one) carries them. */
+gf_status gf_outlets_save(const gf_outlets *o, const gf_par *par, gf_state *s);
+gf_status gf_outlets_restore(gf_outlets *o, const gf_par *par, const gf_state *s);
 
 #endif

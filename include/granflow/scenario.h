@@ -13,6 +13,7 @@
 #include "granflow/par.h"
 #include "granflow/particles.h"
 #include "granflow/shape_mix.h"
+#include "granflow/state.h"
 
 /* The most particles one lattice and one inflow layer place: larger configurations are typos (and
  * even a dry run's loop over their points would take hours). */
@@ -112,6 +113,11 @@ gf_status gf_inflow_configure(gf_inflow *in, gf_config_block *root, const gf_mat
 gf_status gf_inflow_advance(gf_inflow *in, gf_walls *w, double dt, const gf_decomp *decomp,
                             const gf_par *par, const gf_materials *m, gf_particles *p,
                             int64_t *next_id, int64_t *created);
+
+/* The inflow's run state for a checkpoint: the layers made and the piston's travel since its
+ * last reset. */
+gf_status gf_inflow_save(const gf_inflow *in, gf_state *s);
+gf_status gf_inflow_restore(gf_inflow *in, const gf_state *s);
 
 /* Adds to counts[rank] the particles of one inflow layer each rank would own (dry runs). */
 void gf_inflow_count_owners(const gf_inflow *in, const gf_walls *w, const gf_decomp *decomp,

@@ -17,6 +17,7 @@
 #include "granflow/particles.h"
 #include "granflow/scenario.h"
 #include "granflow/solver.h"
+#include "granflow/state.h"
 #include "granflow/balance.h"
 #include "granflow/timer.h"
 #include "granflow/warmstart.h"
@@ -210,6 +211,15 @@ gf_status gf_sim_step(gf_sim *sim);
  * its check against the interaction range, the particles of the initial lattice and of the
  * first inflow layer per rank, and a memory estimate per rank. Needs no MPI job of that size. */
 gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks);
+
+/* The run state a checkpoint keeps besides the particles, the warm start and the ghost lists:
+ * the simulation's counters (next id, particles expected, created and deleted so far) and the
+ * state of each module that has one (geometry, inflow, inserts, outlets), each saved and
+ * restored by its module (gf_state). Saving is collective (totals over the ranks); restoring
+ * needs the configured simulation. The checkpoint writer stores the items, the reader gives them
+ * back: a module with new state adds it here, not in io/. */
+gf_status gf_sim_save_state(const gf_sim *sim, gf_state *s);
+gf_status gf_sim_restore_state(gf_sim *sim, const gf_state *s);
 
 /* Called after every step (output, checkpoints); setting *stop ends the run early. */
 typedef gf_status (*gf_sim_observer)(void *ctx, gf_sim *sim, int *stop);

@@ -481,3 +481,76 @@ const char *gf_walls_describe(const gf_walls *w, int body, char *buf, size_t siz
         snprintf(buf, size, "mesh %d", body - GF_MESH_BASE);
     return buf;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Run state                                                                                  */
+
+/* Box corners (lo, hi) then cylinder centres, as checkpoints store them. */
+static size_t obstacle_positions(const gf_walls *w, double *buf) {
+    size_t n = 0;
+    for (size_t b = 0; b < w->nbox; ++b) {
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->box_lo[b][d];
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->box_hi[b][d];
+    }
+    for (size_t c = 0; c < w->ncyl; ++c)
+        for (int d = 0; d < 3; ++d)
+            buf[n++] = w->cyl_centre[c][d];
+    return n;
+}
+
+gf_status gf_walls_save(const gf_walls *w, gf_state *s) {
+    int64_t nw = (int64_t)w->count;
+    GF_TRY(gf_state_put_int(s, "wall_count", 1, &nw));
+    if (w->count > 0)
+        GF_TRY(gf_state_put_real(s, "wall_points", 3 * w->count, &w->point[0][0]));
+    if (w->nmesh > 0) {
+        /* Each mesh's pose: its pivot's position and its orientation. */
+        double pose[7 * GF_MAX_MESHES];
+        for (size_t k = 0; k < w->nmesh; ++k) {
+            memcpy(&pose[7 * k], w->mesh_x[k], 3 * sizeof *pose);
+            memcpy(&pose[7 * k + 3], w->mesh_q[k], 4 * sizeof *pose);
+        }
+        GF_TRY(gf_state_put_real(s, "mesh_poses", 7 * w->nmesh, pose));
+    }
+    double obs[9 * GF_MAX_OBSTACLES];
+    size_t nobs = obstacle_positions(w, obs);
+    return nobs > 0 ? gf_state_put_real(s, "obstacle_positions", nobs, obs) : GF_OK;
+}
+
+gf_status gf_walls_restore(gf_walls *w, const gf_state *s) {
+    int64_t nw = 0;
+    GF_TRY(gf_state_get_int(s, "wall_count", 1, &nw));
+    if (nw != (int64_t)w->count)
+        return GF_ERROR(GF_ERR_INPUT, "'%s' has %lld walls, the configuration %zu",
+                        s->source ? s->source : "the state", (long long)nw, w->count);
+    double point[GF_MAX_WALLS][3], pose[7 * GF_MAX_MESHES], obs[9 * GF_MAX_OBSTACLES];
+    if (w->count > 0)
+        GF_TRY(gf_state_get_real(s, "wall_points", 3 * w->count, &point[0][0]));
+    if (w->nmesh > 0)
+        GF_TRY(gf_state_get_real(s, "mesh_poses", 7 * w->nmesh, pose));
+    size_t nobs = obstacle_positions(w, obs);
+    int moved = nobs > 0 && gf_state_find(s, "obstacle_positions");
+    if (moved)
+        GF_TRY(gf_state_get_real(s, "obstacle_positions", nobs, obs));
+    /* Only once every item was found: a refused state leaves the geometry as configured. */
+    memcpy(w->point, point, w->count * sizeof point[0]);
+    for (size_t k = 0; k < w->nmesh; ++k) {
+        memcpy(w->mesh_x[k], &pose[7 * k], 3 * sizeof *pose);
+        memcpy(w->mesh_q[k], &pose[7 * k + 3], 4 * sizeof *pose);
+    }
+    if (moved) {
+        size_t n = 0;
+        for (size_t b = 0; b < w->nbox; ++b) {
+            for (int d = 0; d < 3; ++d)
+                w->box_lo[b][d] = obs[n++];
+            for (int d = 0; d < 3; ++d)
+                w->box_hi[b][d] = obs[n++];
+        }
+        for (size_t c = 0; c < w->ncyl; ++c)
+            for (int d = 0; d < 3; ++d)
+                w->cyl_centre[c][d] = obs[n++];
+    }
+    return GF_OK;
+}

@@ -1,6 +1,7 @@
 /* The HDF5 file layer (h5file.h). */
 #include "h5file.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void gf_h5_local(gf_h5file *f, gf_status st) {
@@ -247,6 +248,67 @@ void gf_h5_attr_read(gf_h5file *f, hid_t obj, const char *name, hid_t type, int 
         H5_FAIL(f, "reading attribute '%s' of '%s' failed", name, f->path);
     H5Sclose(space);
     H5Aclose(a);
+}
+
+void gf_h5_attrs_write_state(gf_h5file *f, hid_t obj, const gf_state *state) {
+    for (size_t k = 0; k < state->count && f->st == GF_OK; ++k) {
+        const gf_state_item *it = &state->item[k];
+        if (it->type == GF_STATE_INT)
+            gf_h5_attr_write(f, obj, it->name, H5T_NATIVE_INT64, (int)it->n, it->i);
+        else
+            gf_h5_attr_write(f, obj, it->name, H5T_NATIVE_DOUBLE, (int)it->n, it->r);
+    }
+}
+
+/* One attribute into the state (H5Aiterate2's callback). */
+static herr_t read_state_attr(hid_t obj, const char *name, const H5A_info_t *info, void *ctx) {
+    (void)info;
+    void **c = ctx;
+    gf_h5file *f = c[0];
+    gf_state *state = c[1];
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    gf_status st = GF_OK;
+    if (a < 0 || n < 0 || n > (1 << 24)) {
+        H5_FAIL(f, "reading attribute '%s' of '%s' failed", name, f->path);
+    } else if (cls == H5T_INTEGER || cls == H5T_FLOAT) {
+        int real = cls == H5T_FLOAT;
+        void *buf = gf_malloc((size_t)n + 1, real ? sizeof(double) : sizeof(int64_t));
+        if (!buf)
+            st = gf_error_status();
+        else if (H5Aread(a, real ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64, buf) < 0)
+            H5_FAIL(f, "reading attribute '%s' of '%s' failed", name, f->path);
+        else if (real)
+            st = gf_state_put_real(state, name, (size_t)n, buf);
+        else
+            st = gf_state_put_int(state, name, (size_t)n, buf);
+        free(buf);
+    }
+    if (st != GF_OK)
+        gf_h5_local(f, st);
+    if (space >= 0)
+        H5Sclose(space);
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    return f->local == GF_OK ? 0 : -1;
+}
+
+void gf_h5_attrs_read_state(gf_h5file *f, hid_t obj, gf_state *state) {
+    if (f->st != GF_OK || f->local != GF_OK)
+        return;
+    if (obj < 0) {
+        H5_FAIL(f, "'%s' has no run state: not a granflow checkpoint", f->path);
+        return;
+    }
+    void *ctx[2] = {f, state};
+    hsize_t idx = 0;
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, read_state_attr, ctx) < 0)
+        H5_FAIL(f, "reading the run state of '%s' failed", f->path);
 }
 
 void gf_h5_attr_read_string(gf_h5file *f, hid_t obj, const char *name, char *out, size_t size) {

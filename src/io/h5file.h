@@ -12,6 +12,7 @@
 #include "granflow/error.h"
 #include "granflow/par.h"
 #include "granflow/sim.h"
+#include "granflow/state.h"
 
 /* Datasets are written in chunks of about this size (each with its checksum). */
 #define CHUNK_BYTES ((size_t)1 << 20)
@@ -91,6 +92,12 @@ void gf_h5_dset_read(gf_h5file *f, hid_t loc, const char *name, hid_t type, int 
 
 void gf_h5_attr_read(gf_h5file *f, hid_t obj, const char *name, hid_t type, int n, void *out);
 
+/* Every item of `state` as an attribute of `obj` (integers as 64-bit integers, reals as
+ * doubles), in the state's order. */
+void gf_h5_attrs_write_state(gf_h5file *f, hid_t obj, const gf_state *state);
+/* Every numeric attribute of `obj` into `state` (integer classes as integers, floating-point as
+ * reals); local: the caller agrees. */
+void gf_h5_attrs_read_state(gf_h5file *f, hid_t obj, gf_state *state);
 void gf_h5_attr_read_string(gf_h5file *f, hid_t obj, const char *name, char *out, size_t size);
 
 /* Opens a group for reading (no collective: reads of metadata are independent). */

@@ -17,19 +17,6 @@
 #include "h5file.h"
 #include "layout.h"
 
-static void set_obstacle_positions(gf_walls *w, const double *buf) {
-    int n = 0;
-    for (size_t b = 0; b < w->nbox; ++b) {
-        for (int d = 0; d < 3; ++d)
-            w->box_lo[b][d] = buf[n++];
-        for (int d = 0; d < 3; ++d)
-            w->box_hi[b][d] = buf[n++];
-    }
-    for (size_t c = 0; c < w->ncyl; ++c)
-        for (int d = 0; d < 3; ++d)
-            w->cyl_centre[c][d] = buf[n++];
-}
-
 /* Checks the "format" attribute (local: the caller agrees). */
 static void check_format(gf_h5file *f, const char *want, const char *what) {
     char format[64] = "";
@@ -206,61 +193,11 @@ static void read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, si
     }
 }
 
-/* The counters and wall positions of /state (local reads: the caller agrees). */
-typedef struct {
-    long long next_id, expected, layers, created;
-    double moved, deleted_mass;
-    long long insert[3][GF_MAX_INSERTS];  /* inserted, events, carried */
-    double insert_qty[2][GF_MAX_INSERTS]; /* quantity, mass */
-    long long outlet_n[GF_MAX_OUTLETS];
-    double outlet_m[GF_MAX_OUTLETS];
-} ckpt_state;
-
-static void read_state(gf_h5file *f, gf_sim *sim, ckpt_state *s) {
-    memset(s, 0, sizeof *s);
+/* The items of /state, each module's run state (gf_sim_restore_state gives them meaning);
+ * local reads: the caller agrees. */
+static void read_state(gf_h5file *f, gf_state *s) {
     hid_t sg = gf_h5_group_open(f, "state");
-    int nw = 0;
-    gf_h5_attr_read(f, sg, "next_id", H5T_NATIVE_LLONG, 1, &s->next_id);
-    gf_h5_attr_read(f, sg, "expected_particles", H5T_NATIVE_LLONG, 1, &s->expected);
-    gf_h5_attr_read(f, sg, "wall_count", H5T_NATIVE_INT, 1, &nw);
-    gf_h5_attr_read(f, sg, "created_inflow", H5T_NATIVE_LLONG, 1, &s->created);
-    gf_h5_attr_read(f, sg, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &s->deleted_mass);
-    gf_h5_attr_read(f, sg, "inflow_layers", H5T_NATIVE_LLONG, 1, &s->layers);
-    gf_h5_attr_read(f, sg, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &s->moved);
-    int ni = sim->inserts.count, no = sim->outlets.count;
-    if (ni > 0) {
-        gf_h5_attr_read(f, sg, "insert_inserted", H5T_NATIVE_LLONG, ni, s->insert[0]);
-        gf_h5_attr_read(f, sg, "insert_events", H5T_NATIVE_LLONG, ni, s->insert[1]);
-        gf_h5_attr_read(f, sg, "insert_carried", H5T_NATIVE_LLONG, ni, s->insert[2]);
-        gf_h5_attr_read(f, sg, "insert_quantity", H5T_NATIVE_DOUBLE, ni, s->insert_qty[0]);
-        gf_h5_attr_read(f, sg, "insert_mass", H5T_NATIVE_DOUBLE, ni, s->insert_qty[1]);
-    }
-    if (no > 0) {
-        gf_h5_attr_read(f, sg, "outlet_particles", H5T_NATIVE_LLONG, no, s->outlet_n);
-        gf_h5_attr_read(f, sg, "outlet_mass", H5T_NATIVE_DOUBLE, no, s->outlet_m);
-    }
-    if (f->local == GF_OK && f->st == GF_OK && nw != (int)sim->walls.count)
-        H5_FAIL(f, "'%s' has %d walls, the configuration %zu", f->path, nw, sim->walls.count);
-    if (nw > 0)
-        gf_h5_attr_read(f, sg, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
-    int nm = (int)sim->walls.nmesh;
-    if (nm > 0) {
-        double pose[7 * GF_MAX_MESHES];
-        gf_h5_attr_read(f, sg, "mesh_poses", H5T_NATIVE_DOUBLE, 7 * nm, pose);
-        for (int k = 0; k < nm && f->local == GF_OK && f->st == GF_OK; ++k) {
-            memcpy(sim->walls.mesh_x[k], &pose[7 * k], 3 * sizeof *pose);
-            memcpy(sim->walls.mesh_q[k], &pose[7 * k + 3], 4 * sizeof *pose);
-        }
-    }
-    /* Checkpoints from before moving obstacles have none: theirs stayed where configured. */
-    double obs[6 * GF_MAX_OBSTACLES + 3 * GF_MAX_OBSTACLES];
-    int nobs = gf_io_layout_obstacles(&sim->walls, obs);
-    if (nobs > 0 && sg >= 0 && f->st == GF_OK && f->local == GF_OK &&
-        H5Aexists(sg, "obstacle_positions") > 0) {
-        gf_h5_attr_read(f, sg, "obstacle_positions", H5T_NATIVE_DOUBLE, nobs, obs);
-        if (f->st == GF_OK && f->local == GF_OK)
-            set_obstacle_positions(&sim->walls, obs);
-    }
+    gf_h5_attrs_read_state(f, sg, s);
     if (sg >= 0)
         H5Gclose(sg);
     gf_h5_agree(f);
@@ -660,12 +597,18 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     gf_h5_dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, (size_t)wN, wimp);
     if (wg >= 0)
         H5Gclose(wg);
-    ckpt_state s;
-    read_state(&f, sim, &s);
+    gf_state state;
+    gf_state_init(&state);
+    state.source = path;
+    read_state(&f, &state);
     st = gf_h5_close(&f);
 
+    /* The id every particle must lie below, before the state is restored into the modules. */
+    int64_t next_id = 0;
     if (st == GF_OK)
-        st = place_particles(sim, &rows, same, path, (int64_t)s.next_id);
+        st = gf_state_get_int(&state, "next_id", 1, &next_id);
+    if (st == GF_OK)
+        st = place_particles(sim, &rows, same, path, next_id);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     if (st == GF_OK)
@@ -674,6 +617,9 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         st = place_warmstart(sim, wn, wpair, wpoint, wimp, same);
     if (st == GF_OK && ghost_ref)
         st = gf_sim_restore_ghost_lists(sim, ghost_ref, ghost_range);
+    if (st == GF_OK)
+        st = gf_sim_restore_state(sim, &state);
+    gf_state_free(&state);
     free(ghost_ref);
     particle_rows_free(&rows);
     free(offs);
@@ -693,27 +639,6 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     }
     sim->step = (long)h.step;
     sim->time = h.time;
-    sim->next_id = s.next_id;
-    sim->expected_particles = s.expected;
-    sim->deleted_local = 0;
-    sim->created_inflow = s.created;
-    /* Only the sum over ranks means anything: rank 0 carries it. */
-    sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? s.deleted_mass : 0.0;
-    sim->inflow.layers = (long)s.layers;
-    sim->inflow.moved = s.moved;
-    for (int k = 0; k < sim->inserts.count; ++k) {
-        gf_insertion *in = &sim->inserts.item[k];
-        in->inserted = s.insert[0][k];
-        in->events = s.insert[1][k];
-        in->carried = s.insert[2][k];
-        in->quantity = s.insert_qty[0][k];
-        in->mass = s.insert_qty[1][k];
-    }
-    for (int k = 0; k < sim->outlets.count; ++k) {
-        int root = !sim->par || sim->par->rank == 0;
-        sim->outlets.item[k].count_local = root ? s.outlet_n[k] : 0;
-        sim->outlets.item[k].mass_local = root ? s.outlet_m[k] : 0.0;
-    }
     sim->ghosts_ready = 0;
     return GF_OK;
 }

@@ -463,91 +463,20 @@ static void write_warmstart(gf_h5file *f, const gf_sim *sim) {
     free(buf);
 }
 
-int gf_io_layout_obstacles(const gf_walls *w, double *buf) {
-    int n = 0;
-    for (size_t b = 0; b < w->nbox; ++b) {
-        for (int d = 0; d < 3; ++d)
-            buf[n++] = w->box_lo[b][d];
-        for (int d = 0; d < 3; ++d)
-            buf[n++] = w->box_hi[b][d];
-    }
-    for (size_t c = 0; c < w->ncyl; ++c)
-        for (int d = 0; d < 3; ++d)
-            buf[n++] = w->cyl_centre[c][d];
-    return n;
-}
-
-/* The run's counters and the wall and obstacle positions (/state). */
+/* The run state of the simulation's modules (/state): each module says what it keeps
+ * (gf_sim_save_state); this writes its items as attributes. */
 static void write_state(gf_h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
         return;
-    /* Deletions not yet accounted globally are settled here. */
-    int64_t deleted = sim->deleted_local;
-    double deleted_mass = sim->deleted_mass_local;
-    if (sim->par) {
-        gf_h5_local(f, gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM));
-        gf_h5_local(f, gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM));
-    }
-    int64_t outlet_n[GF_MAX_OUTLETS];
-    double outlet_m[GF_MAX_OUTLETS];
-    gf_h5_local(f, gf_outlets_totals(&sim->outlets, sim->par, outlet_n, outlet_m));
+    gf_state state;
+    gf_state_init(&state);
+    gf_h5_local(f, gf_sim_save_state(sim, &state));
+    gf_h5_agree(f);
     hid_t g = gf_h5_group_create(f, "state");
-    long long v[2] = {sim->next_id, sim->expected_particles - deleted};
-    long long created = sim->created_inflow;
-    /* The run's totals, so statistics continue across a restart. */
-    gf_h5_attr_write(f, g, "created_inflow", H5T_NATIVE_LLONG, 1, &created);
-    gf_h5_attr_write(f, g, "deleted_mass", H5T_NATIVE_DOUBLE, 1, &deleted_mass);
-    long long layers = sim->inflow.layers;
-    gf_h5_attr_write(f, g, "inflow_layers", H5T_NATIVE_LLONG, 1, &layers);
-    gf_h5_attr_write(f, g, "inflow_moved", H5T_NATIVE_DOUBLE, 1, &sim->inflow.moved);
-    /* Insertions and outlets continue their counts (and an insertion its random streams). */
-    const gf_inserts *ins = &sim->inserts;
-    if (ins->count > 0) {
-        long long cnt[3][GF_MAX_INSERTS];
-        double qty[2][GF_MAX_INSERTS];
-        for (int k = 0; k < ins->count; ++k) {
-            cnt[0][k] = ins->item[k].inserted;
-            cnt[1][k] = ins->item[k].events;
-            cnt[2][k] = ins->item[k].carried;
-            qty[0][k] = ins->item[k].quantity;
-            qty[1][k] = ins->item[k].mass;
-        }
-        gf_h5_attr_write(f, g, "insert_inserted", H5T_NATIVE_LLONG, ins->count, cnt[0]);
-        gf_h5_attr_write(f, g, "insert_events", H5T_NATIVE_LLONG, ins->count, cnt[1]);
-        gf_h5_attr_write(f, g, "insert_carried", H5T_NATIVE_LLONG, ins->count, cnt[2]);
-        gf_h5_attr_write(f, g, "insert_quantity", H5T_NATIVE_DOUBLE, ins->count, qty[0]);
-        gf_h5_attr_write(f, g, "insert_mass", H5T_NATIVE_DOUBLE, ins->count, qty[1]);
-    }
-    if (sim->outlets.count > 0) {
-        long long on[GF_MAX_OUTLETS];
-        for (int k = 0; k < sim->outlets.count; ++k)
-            on[k] = outlet_n[k];
-        gf_h5_attr_write(f, g, "outlet_particles", H5T_NATIVE_LLONG, sim->outlets.count, on);
-        gf_h5_attr_write(f, g, "outlet_mass", H5T_NATIVE_DOUBLE, sim->outlets.count, outlet_m);
-    }
-    gf_h5_attr_write(f, g, "next_id", H5T_NATIVE_LLONG, 1, &v[0]);
-    gf_h5_attr_write(f, g, "expected_particles", H5T_NATIVE_LLONG, 1, &v[1]);
-    int nw = (int)sim->walls.count;
-    gf_h5_attr_write(f, g, "wall_count", H5T_NATIVE_INT, 1, &nw);
-    if (nw > 0)
-        gf_h5_attr_write(f, g, "wall_points", H5T_NATIVE_DOUBLE, 3 * nw, sim->walls.point);
-    int nm = (int)sim->walls.nmesh;
-    if (nm > 0) {
-        /* Each mesh's pose: its pivot's position and its orientation. */
-        double pose[7 * GF_MAX_MESHES];
-        for (int k = 0; k < nm; ++k) {
-            memcpy(&pose[7 * k], sim->walls.mesh_x[k], 3 * sizeof *pose);
-            memcpy(&pose[7 * k + 3], sim->walls.mesh_q[k], 4 * sizeof *pose);
-        }
-        gf_h5_attr_write(f, g, "mesh_poses", H5T_NATIVE_DOUBLE, 7 * nm, pose);
-    }
-    /* Obstacles move too when they have a velocity or a schedule. */
-    double obs[6 * GF_MAX_OBSTACLES + 3 * GF_MAX_OBSTACLES];
-    int nobs = gf_io_layout_obstacles(&sim->walls, obs);
-    if (nobs > 0)
-        gf_h5_attr_write(f, g, "obstacle_positions", H5T_NATIVE_DOUBLE, nobs, obs);
+    gf_h5_attrs_write_state(f, g, &state);
     if (g >= 0)
         H5Gclose(g);
+    gf_state_free(&state);
     gf_h5_agree(f);
 }
 

@@ -15,10 +15,6 @@
 /* The root attributes of the decomposition's cuts along x, y and z. */
 extern const char *const gf_io_layout_cuts[3];
 
-/* The positions of the obstacles as /state stores them: each box's min and max corners, then
- * each cylinder's centre. Returns their number. */
-int gf_io_layout_obstacles(const gf_walls *w, double *buf);
-
 /* The member spheres of the clumps among p's owned particles (rows of /clump_members). */
 size_t gf_io_layout_members(const gf_particles *p);
 

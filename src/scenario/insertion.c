@@ -677,3 +677,74 @@ gf_status gf_outlets_totals(const gf_outlets *o, const gf_par *par, int64_t *cou
     }
     return GF_OK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Run state                                                                                  */
+
+gf_status gf_inserts_save(const gf_inserts *in, gf_state *s) {
+    if (in->count == 0)
+        return GF_OK;
+    int64_t cnt[3][GF_MAX_INSERTS];
+    double qty[2][GF_MAX_INSERTS];
+    for (int k = 0; k < in->count; ++k) {
+        cnt[0][k] = in->item[k].inserted;
+        cnt[1][k] = in->item[k].events;
+        cnt[2][k] = in->item[k].carried;
+        qty[0][k] = in->item[k].quantity;
+        qty[1][k] = in->item[k].mass;
+    }
+    size_t n = (size_t)in->count;
+    GF_TRY(gf_state_put_int(s, "insert_inserted", n, cnt[0]));
+    GF_TRY(gf_state_put_int(s, "insert_events", n, cnt[1]));
+    GF_TRY(gf_state_put_int(s, "insert_carried", n, cnt[2]));
+    GF_TRY(gf_state_put_real(s, "insert_quantity", n, qty[0]));
+    return gf_state_put_real(s, "insert_mass", n, qty[1]);
+}
+
+gf_status gf_inserts_restore(gf_inserts *in, const gf_state *s) {
+    if (in->count == 0)
+        return GF_OK;
+    int64_t cnt[3][GF_MAX_INSERTS];
+    double qty[2][GF_MAX_INSERTS];
+    size_t n = (size_t)in->count;
+    GF_TRY(gf_state_get_int(s, "insert_inserted", n, cnt[0]));
+    GF_TRY(gf_state_get_int(s, "insert_events", n, cnt[1]));
+    GF_TRY(gf_state_get_int(s, "insert_carried", n, cnt[2]));
+    GF_TRY(gf_state_get_real(s, "insert_quantity", n, qty[0]));
+    GF_TRY(gf_state_get_real(s, "insert_mass", n, qty[1]));
+    for (int k = 0; k < in->count; ++k) {
+        gf_insertion *it = &in->item[k];
+        it->inserted = cnt[0][k];
+        it->events = cnt[1][k];
+        it->carried = cnt[2][k];
+        it->quantity = qty[0][k];
+        it->mass = qty[1][k];
+    }
+    return GF_OK;
+}
+
+gf_status gf_outlets_save(const gf_outlets *o, const gf_par *par, gf_state *s) {
+    int64_t count[GF_MAX_OUTLETS];
+    double mass[GF_MAX_OUTLETS];
+    GF_TRY(gf_outlets_totals(o, par, count, mass));
+    if (o->count == 0)
+        return GF_OK;
+    GF_TRY(gf_state_put_int(s, "outlet_particles", (size_t)o->count, count));
+    return gf_state_put_real(s, "outlet_mass", (size_t)o->count, mass);
+}
+
+gf_status gf_outlets_restore(gf_outlets *o, const gf_par *par, const gf_state *s) {
+    if (o->count == 0)
+        return GF_OK;
+    int64_t count[GF_MAX_OUTLETS];
+    double mass[GF_MAX_OUTLETS];
+    GF_TRY(gf_state_get_int(s, "outlet_particles", (size_t)o->count, count));
+    GF_TRY(gf_state_get_real(s, "outlet_mass", (size_t)o->count, mass));
+    /* Only the sum over ranks means anything: the first rank carries it. */
+    int root = !par || par->rank == 0;
+    for (int k = 0; k < o->count; ++k) {
+        o->item[k].count_local = root ? count[k] : 0;
+        o->item[k].mass_local = root ? mass[k] : 0.0;
+    }
+    return GF_OK;
+}

@@ -481,3 +481,22 @@ void gf_outflow_apply(gf_outflow *out, gf_particles *p, int64_t *deleted, double
         }
     }
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Run state                                                                                  */
+
+gf_status gf_inflow_save(const gf_inflow *in, gf_state *s) {
+    int64_t layers = in->layers;
+    GF_TRY(gf_state_put_int(s, "inflow_layers", 1, &layers));
+    return gf_state_put_real(s, "inflow_moved", 1, &in->moved);
+}
+
+gf_status gf_inflow_restore(gf_inflow *in, const gf_state *s) {
+    int64_t layers = 0;
+    double moved = 0.0;
+    GF_TRY(gf_state_get_int(s, "inflow_layers", 1, &layers));
+    GF_TRY(gf_state_get_real(s, "inflow_moved", 1, &moved));
+    in->layers = (long)layers;
+    in->moved = moved;
+    return GF_OK;
+}

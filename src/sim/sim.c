@@ -544,6 +544,64 @@ gf_status gf_sim_restore_ghost_lists(gf_sim *sim, const double *ref, double rang
     return GF_OK;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Run state (checkpoints)                                                                    */
+
+/* The simulation's own counters. Deletions not yet accounted globally are settled here. */
+static gf_status counters_save(const gf_sim *sim, gf_state *s) {
+    int64_t deleted = sim->deleted_local;
+    double deleted_mass = sim->deleted_mass_local;
+    if (sim->par) {
+        GF_TRY(gf_par_allreduce_i64(sim->par, &deleted, 1, GF_PAR_SUM));
+        GF_TRY(gf_par_allreduce_double(sim->par, &deleted_mass, 1, GF_PAR_SUM));
+    }
+    int64_t v[3] = {sim->next_id, sim->expected_particles - deleted, sim->created_inflow};
+    GF_TRY(gf_state_put_int(s, "next_id", 1, &v[0]));
+    GF_TRY(gf_state_put_int(s, "expected_particles", 1, &v[1]));
+    /* The run's totals, so statistics continue across a restart. */
+    GF_TRY(gf_state_put_int(s, "created_inflow", 1, &v[2]));
+    return gf_state_put_real(s, "deleted_mass", 1, &deleted_mass);
+}
+
+static gf_status counters_restore(gf_sim *sim, const gf_state *s) {
+    int64_t v[3];
+    double deleted_mass;
+    GF_TRY(gf_state_get_int(s, "next_id", 1, &v[0]));
+    GF_TRY(gf_state_get_int(s, "expected_particles", 1, &v[1]));
+    GF_TRY(gf_state_get_int(s, "created_inflow", 1, &v[2]));
+    GF_TRY(gf_state_get_real(s, "deleted_mass", 1, &deleted_mass));
+    sim->next_id = v[0];
+    sim->expected_particles = v[1];
+    sim->created_inflow = v[2];
+    sim->deleted_local = 0;
+    /* Only the sum over ranks means anything: rank 0 carries it. */
+    sim->deleted_mass_local = !sim->par || sim->par->rank == 0 ? deleted_mass : 0.0;
+    return GF_OK;
+}
+
+gf_status gf_sim_save_state(const gf_sim *sim, gf_state *s) {
+    /* Every part is saved even after one failed on this rank: the parts' reductions must be
+     * reached by every rank (each part reduces before it can fail alone). */
+    gf_status st[5];
+    st[0] = counters_save(sim, s);
+    st[1] = gf_outlets_save(&sim->outlets, sim->par, s);
+    st[2] = gf_inflow_save(&sim->inflow, s);
+    st[3] = gf_inserts_save(&sim->inserts, s);
+    st[4] = gf_walls_save(&sim->walls, s);
+    for (int k = 0; k < 5; ++k)
+        if (st[k] != GF_OK)
+            return st[k];
+    return GF_OK;
+}
+
+gf_status gf_sim_restore_state(gf_sim *sim, const gf_state *s) {
+    GF_TRY(gf_walls_restore(&sim->walls, s));
+    GF_TRY(gf_inflow_restore(&sim->inflow, s));
+    GF_TRY(gf_inserts_restore(&sim->inserts, s));
+    GF_TRY(gf_outlets_restore(&sim->outlets, sim->par, s));
+    return counters_restore(sim, s);
+}
+
 /* Exchanges the owned particles' positions with `other` (not the arrays: ghosts may be
  * appended to them meanwhile). */
 static void swap_positions(gf_particles *p, double *other[3]) {
