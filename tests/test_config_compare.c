@@ -145,6 +145,23 @@ static void test_absent_and_many(void **state) {
     free(cur);
 }
 
+/* Both texts are read by the configuration's own parser (issue 32: one grammar), so any layout
+ * the grammar allows compares by its keys: blocks and keys on one line, comments anywhere. */
+static void test_any_layout(void **state) {
+    (void)state;
+    const char *a = "Time { dt 1e-4; steps 3000; } /* note */ Solver { model coulomb; }\n";
+    const char *b = "Time {\n  dt 2e-4; // halved\n  steps 10;\n}\nSolver {\n  model coulomb;\n}\n";
+    char *report = NULL;
+    int n = -1;
+    GF_ASSERT_OK(gf_config_compare(a, b, &report, &n));
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(report, "  Time.dt: 1e-4 in the checkpoint, 2e-4 now"));
+    free(report);
+    /* A stored text the grammar refuses is an error, not a silent match. */
+    assert_int_not_equal(gf_config_compare("Time { dt 1e-4; ", b, &report, &n), GF_OK);
+    assert_non_null(strstr(gf_error_message(), "stored configuration"));
+}
+
 /* The reports a run writes may be added, changed or dropped at a restart (issue 32: Forces and
  * Tracks blocks added at a restart were refused), and so may how hard the solver tries; what it
  * solves may not. */
@@ -191,9 +208,8 @@ static void test_restart_free_keys(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_and_equivalent),
-        cmocka_unit_test(test_differences_named),
-        cmocka_unit_test(test_absent_and_many),
+        cmocka_unit_test(test_same_and_equivalent), cmocka_unit_test(test_differences_named),
+        cmocka_unit_test(test_absent_and_many),     cmocka_unit_test(test_any_layout),
         cmocka_unit_test(test_restart_free_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

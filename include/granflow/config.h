@@ -119,4 +119,13 @@ gf_status gf_config_check_unused(gf_config *cfg);
  * frees *text. */
 gf_status gf_config_dump(const gf_config *cfg, char **text);
 
+/* Calls fn for every key of the configuration as parsed (used or not), blocks depth first in
+ * file order: `path` names the enclosing blocks with each one's occurrence among its equally
+ * named siblings ("Materials#1.Material#2", "" at the top level), `value` is the value as
+ * gf_config_dump writes it (strings quoted). A status other than GF_OK from fn stops the walk
+ * and is returned. */
+typedef gf_status (*gf_config_visitor)(void *ctx, const char *path, const char *key,
+                                       const char *value);
+gf_status gf_config_visit(const gf_config *cfg, gf_config_visitor fn, void *ctx);
+
 #endif

@@ -1566,3 +1566,48 @@ gf_status gf_config_dump(const gf_config *cfg, char **text) {
     *text = sb.buf;
     return GF_OK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Visit                                                                                      */
+
+static gf_status visit_block(const gf_config_block *b, char *path, size_t size,
+                             gf_config_visitor fn, void *ctx) {
+    strbuf sb = {0};
+    gf_status st = GF_OK;
+    for (size_t i = 0; i < b->nentries && st == GF_OK; ++i) {
+        const entry *e = &b->entries[i];
+        const char *value = e->text;
+        if (e->kind == VAL_STRING) {
+            sb.len = 0;
+            if (sb.buf)
+                sb.buf[0] = '\0';
+            dump_string(&sb, e->text);
+            if (sb.failed) {
+                st = GF_ERROR(GF_ERR_MEMORY, "could not format a configuration value");
+                break;
+            }
+            value = sb.buf;
+        }
+        st = fn(ctx, path, e->key, value);
+    }
+    free(sb.buf);
+    size_t plen = strlen(path);
+    for (size_t i = 0; i < b->nchildren && st == GF_OK; ++i) {
+        const gf_config_block *c = b->children[i];
+        size_t k = 1;
+        for (size_t j = 0; j < i; ++j)
+            k += strcmp(b->children[j]->name, c->name) == 0;
+        int n = snprintf(path + plen, size - plen, "%s%s#%zu", plen ? "." : "", c->name, k);
+        if (n < 0 || (size_t)n >= size - plen)
+            st = GF_ERROR(GF_ERR_INPUT, "a configuration is nested too deeply");
+        else
+            st = visit_block(c, path, size, fn, ctx);
+        path[plen] = '\0';
+    }
+    return st;
+}
+
+gf_status gf_config_visit(const gf_config *cfg, gf_config_visitor fn, void *ctx) {
+    char path[4096] = "";
+    return visit_block(cfg->root, path, sizeof path, fn, ctx);
+}

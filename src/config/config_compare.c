@@ -65,90 +65,18 @@ static gf_status cfg_add(cfg_items *c, const char *path, const char *key, size_t
     return GF_OK;
 }
 
-/* Parses the text gf_config_dump writes: one "key value;" per line (a trailing comment such as
- * "// default" ignored), "Name {" and "}" around blocks. */
+static gf_status cfg_visit(void *ctx, const char *path, const char *key, const char *value) {
+    return cfg_add(ctx, path, key, strlen(key), value, strlen(value));
+}
+
+/* The keys of an effective configuration, read by the configuration parser. */
 static gf_status cfg_parse(const char *text, cfg_items *out) {
     memset(out, 0, sizeof *out);
-    char path[2048] = "";
-    size_t mark[GF_CONFIG_MAX_DEPTH + 1];
-    int depth = 0;
-    /* Blocks opened so far ("path/Name"), to number repeated ones. */
-    char **opened = NULL;
-    size_t nopened = 0;
-    gf_status st = GF_OK;
-    for (const char *s = text; *s && st == GF_OK;) {
-        const char *e = strchr(s, '\n');
-        if (!e)
-            e = s + strlen(s);
-        const char *next = *e ? e + 1 : e;
-        while (s < e && (*s == ' ' || *s == '\t'))
-            ++s;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-            --e;
-        if (s == e || (e - s >= 2 && s[0] == '/' && s[1] == '/')) {
-            s = next;
-            continue;
-        }
-        if (e[-1] == '{') {
-            const char *ne = e - 1;
-            while (ne > s && (ne[-1] == ' ' || ne[-1] == '\t'))
-                --ne;
-            size_t nlen = (size_t)(ne - s), plen = strlen(path);
-            if (depth >= GF_CONFIG_MAX_DEPTH || plen + nlen + 24 >= sizeof path) {
-                st = GF_ERROR(GF_ERR_INPUT, "a stored configuration is nested too deeply");
-                break;
-            }
-            char id[2100];
-            snprintf(id, sizeof id, "%s/%.*s", path, (int)nlen, s);
-            int k = 1;
-            for (size_t i = 0; i < nopened; ++i)
-                k += strcmp(opened[i], id) == 0;
-            if (nopened % 64 == 0)
-                st = gf_grow((void **)&opened, nopened + 64, sizeof *opened);
-            char *copy = st == GF_OK ? dup_range(id, strlen(id)) : NULL;
-            if (!copy) {
-                st = gf_error_status();
-                break;
-            }
-            opened[nopened++] = copy;
-            mark[depth++] = plen;
-            snprintf(path + plen, sizeof path - plen, "%s%.*s#%d", plen ? "." : "", (int)nlen, s,
-                     k);
-        } else if (e - s == 1 && s[0] == '}') {
-            if (depth > 0)
-                path[mark[--depth]] = '\0';
-        } else {
-            const char *ke = s;
-            while (ke < e && *ke != ' ' && *ke != '\t' && *ke != ';')
-                ++ke;
-            const char *v = ke;
-            while (v < e && (*v == ' ' || *v == '\t'))
-                ++v;
-            const char *ve = v;
-            if (ve < e && *ve == '"') {
-                for (++ve; ve < e && *ve != '"'; ++ve)
-                    if (*ve == '\\' && ve + 1 < e)
-                        ++ve;
-                if (ve < e)
-                    ++ve;
-            } else if (ve < e && *ve == '<') {
-                while (ve < e && *ve != '>')
-                    ++ve;
-                if (ve < e)
-                    ++ve;
-            } else {
-                while (ve < e && *ve != ';')
-                    ++ve;
-                while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-                    --ve;
-            }
-            st = cfg_add(out, path, s, (size_t)(ke - s), v, (size_t)(ve - v));
-        }
-        s = next;
-    }
-    for (size_t i = 0; i < nopened; ++i)
-        free(opened[i]);
-    free(opened);
+    gf_config *cfg = NULL;
+    GF_TRY(gf_error_context(gf_config_parse(text, strlen(text), "(stored configuration)", &cfg),
+                            "a stored configuration"));
+    gf_status st = gf_config_visit(cfg, cfg_visit, out);
+    gf_config_destroy(cfg);
     if (st != GF_OK)
         cfg_items_free(out);
     return st;
