@@ -2,9 +2,9 @@
  * reads are watched (gf_config_watch) while it sets up every configuration of configs/: each
  * block and key it reads must be registered in src/config/config_schema.c with the type it reads,
  * the default it passes and the range it checks. configs/reference.cfg must set every registered
- * key and run. README.md must hold the registry's table, and `granflow --help-config` must print
- * the registry. The literal defaults of the registry are read back through the configuration
- * parser, an independent reader of values. */
+ * key and run. docs/configuration.md must hold the registry's table, and `granflow --help-config`
+ * must print the registry. The literal defaults of the registry are read back through the
+ * configuration parser, an independent reader of values. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,8 +286,8 @@ static int listed(const char *list, const char *word) {
     return 0;
 }
 
-/* Whether a text would break README's table: a '|', a line break, or '<' and a letter (Markdown
- * takes that for an HTML tag and hides it). */
+/* Whether a text would break docs/configuration.md's table: a '|', a line break, or '<' and a
+ * letter (Markdown takes that for an HTML tag and hides it). */
 static int breaks_markdown(const char *s) {
     for (; *s; ++s)
         if (*s == '|' || *s == '\n' || (*s == '<' && ((s[1] | 32) >= 'a' && (s[1] | 32) <= 'z')))
@@ -307,7 +307,8 @@ static void test_registry_is_consistent(void **state) {
     for (size_t i = 0; i < nb; ++i) {
         assert_true(blocks[i].help[0] != '\0');
         if (breaks_markdown(blocks[i].help))
-            fail_msg("block %s: its text would break README's table", blocks[i].path);
+            fail_msg("block %s: its text would break docs/configuration.md's table",
+                     blocks[i].path);
         int used = 0;
         for (size_t j = 0; j < nk && !used; ++j)
             used = gf_config_schema_in_blocks(&keys[j], blocks[i].path);
@@ -318,8 +319,8 @@ static void test_registry_is_consistent(void **state) {
         const gf_config_key *k = &keys[j];
         if (breaks_markdown(k->help) || breaks_markdown(k->range) ||
             (k->def && breaks_markdown(k->def)) || !k->help[0])
-            fail_msg("%s.%s: no help, or a text that would break README's table", k->blocks,
-                     k->key);
+            fail_msg("%s.%s: no help, or a text that would break docs/configuration.md's table",
+                     k->blocks, k->key);
         char path[128];
         for (const char *p = k->blocks; *p;) {
             size_t len = strcspn(p, " ");
@@ -472,7 +473,7 @@ static void test_examples_read_registered_keys(void **state) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* README.md and the program's help                                                           */
+/* docs/configuration.md and the program's help */
 
 static char *read_all(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -510,7 +511,7 @@ static int cells(const char *line, size_t len, char cell[][1024], int max) {
     return n;
 }
 
-/* The row of README's table with these block and key cells, or NULL. */
+/* The row of docs/configuration.md's table with these block and key cells, or NULL. */
 static const char *readme_row(const char *region, const char *blocks, const char *key,
                               size_t *len) {
     char c[6][1024];
@@ -526,19 +527,20 @@ static const char *readme_row(const char *region, const char *blocks, const char
     return NULL;
 }
 
-/* README.md's table is the registry's: each key's row with the same type, default, range and
- * meaning, no row the registry lacks, and the whole part between the markers as
- * `granflow --help-config markdown` prints it. */
+/* docs/configuration.md's table is the registry's: each key's row with the same type, default,
+ * range and meaning, no row the registry lacks, and the whole part between the markers as `granflow
+ * --help-config markdown` prints it. */
 static void test_readme_table_is_the_registry(void **state) {
     (void)state;
-    char *readme = read_all(GF_README);
+    char *readme = read_all(GF_CONFIG_DOC);
     char *md = NULL;
     GF_ASSERT_OK(gf_config_schema_markdown(&md));
     char *begin = strstr(readme, GF_CONFIG_SCHEMA_MARK_BEGIN);
     char *end = begin ? strstr(begin, GF_CONFIG_SCHEMA_MARK_END) : NULL;
     if (!begin || !end)
-        fail_msg("README.md lacks the markers of the table made by granflow --help-config "
-                 "markdown");
+        fail_msg(
+            "docs/configuration.md lacks the markers of the table made by granflow --help-config "
+            "markdown");
     end += strlen(GF_CONFIG_SCHEMA_MARK_END);
     *end = '\0';
     const char *fix = "(replace it with the output of `granflow --help-config markdown`)";
@@ -551,12 +553,12 @@ static void test_readme_table_is_the_registry(void **state) {
             size_t len;
             const char *row = readme_row(begin, want[0], want[1], &len);
             if (!row)
-                fail_msg("README.md has no row for %s %s %s", want[0], want[1], fix);
+                fail_msg("docs/configuration.md has no row for %s %s %s", want[0], want[1], fix);
             cells(row, len, have, 6);
             for (int c = 2; c < 6; ++c)
                 if (strcmp(want[c], have[c]) != 0)
-                    fail_msg("README.md: %s %s has the %s '%s', the registry '%s' %s", want[0],
-                             want[1], column[c], have[c], want[c], fix);
+                    fail_msg("docs/configuration.md: %s %s has the %s '%s', the registry '%s' %s",
+                             want[0], want[1], column[c], have[c], want[c], fix);
         }
         p += n + (p[n] == '\n');
     }
@@ -565,8 +567,9 @@ static void test_readme_table_is_the_registry(void **state) {
         if (n > 0 && *p == '|' && cells(p, n, have, 6) == 6 && have[1][0] == '`') {
             size_t len;
             if (!readme_row(md, have[0], have[1], &len))
-                fail_msg("README.md documents %s %s, which the registry does not have %s", have[0],
-                         have[1], fix);
+                fail_msg(
+                    "docs/configuration.md documents %s %s, which the registry does not have %s",
+                    have[0], have[1], fix);
         }
         p += n + (p[n] == '\n');
     }
@@ -578,8 +581,9 @@ static void test_readme_table_is_the_registry(void **state) {
         size_t line = 1, i = 0;
         while (begin[i] && begin[i] == md[i])
             line += begin[i++] == '\n';
-        fail_msg("README.md's generated part differs from the registry at its line %zu %s", line,
-                 fix);
+        fail_msg(
+            "docs/configuration.md's generated part differs from the registry at its line %zu %s",
+            line, fix);
     }
     free(md);
     free(readme);
@@ -592,8 +596,8 @@ static void expect_run(const char *cmd, int want_status, char **out) {
 }
 
 /* `granflow --help-config` prints every registered block with exactly its keys; with a block,
- * that block and its sub-blocks; `markdown` gives README's table; an unknown block is a usage
- * error; --help mentions the option. */
+ * that block and its sub-blocks; `markdown` gives docs/configuration.md's table; an unknown block
+ * is a usage error; --help mentions the option. */
 static void test_help_config(void **state) {
     (void)state;
     size_t nk, nb;

@@ -5,7 +5,7 @@ independent references: the lattice size from the configuration text and the cou
 printed, mass = density x the closed-form volume of each shape (clumps: their union of spheres,
 integrated on a grid), bounding radii, free fall between two snapshots, the floor carrying the
 weight of a resting pile, the same ids (and positions) at 1 and 2 ranks, and the units of the
-README's layout table. Files of both forms (configuration as characters or as a string,
+the layout table of docs/output.md. Files of both forms (configuration as characters or as a string,
 tangential impulse as a magnitude or a vector, with or without a material table) are made from
 the run's own files with h5py.
 
@@ -27,7 +27,7 @@ granflow = None  # imported after gr.parse_args() has put tools/python on the pa
 G = 9.81  # the configurations' gravity (m/s^2), along -z
 PILE_G = np.array([2.0, 0.0, -9.81])  # the pile's, tilted along x
 
-# The units of the README's snapshot table.
+# The units of the snapshot table of docs/output.md.
 UNITS = {
     "particles/id": "1", "particles/position": "m", "particles/velocity": "m/s",
     "particles/angular_velocity": "rad/s", "particles/orientation": "1", "particles/radius": "m",

@@ -553,7 +553,7 @@ static void test_over_relaxed_column(void **state) {
             assert_int_equal(sim.last_solve.converged, 1);
             double want[N], load[N];
             double err = column_error(&sim, N, r, want, load);
-            /* The estimate of a relaxed solve is less sure (README): a tenth of the
+            /* The estimate of a relaxed solve is less sure (docs/physics.md): a tenth of the
              * tolerance of the closed form still shows the same fixed point. */
             if (!(err <= 10.0 * tol * g * dt))
                 fail_msg("%s, omega %g: %g m/s from the closed form after %ld sweeps",

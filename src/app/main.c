@@ -42,7 +42,7 @@ static void usage(void) {
     gf_log_info(
         "usage: granflow FILE.cfg [-Block.key=value ...] [options]\n"
         "\n"
-        "Runs the granular-dynamics scenario described by FILE.cfg (see configs/ and README.md).\n"
+        "Runs the granular-dynamics scenario described by FILE.cfg (see configs/ and docs/).\n"
         "Any key of the configuration can be overridden on the command line, e.g.\n"
         "  granflow demo.cfg -Time.steps=500 -Solver.model=coulomb\n"
         "\n"
@@ -56,7 +56,7 @@ static void usage(void) {
         "  --ranks N    the rank count of a dry run (default: this job's)\n"
         "  --help-config [BLOCK]  every configuration key (or those of BLOCK and its\n"
         "               sub-blocks) with its type, default, range and meaning; --help-config\n"
-        "               markdown prints README.md's table of keys\n"
+        "               markdown prints docs/configuration.md's table\n"
         "  --help       this text\n"
         "  --version    version and build information\n"
         "\n"

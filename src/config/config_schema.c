@@ -25,7 +25,8 @@ static const gf_config_block_info blocks[] = {
      "in place (a rectangle, a disc with a hole, an open or capped cylinder or cone), static or "
      "moving and turning at constant rates or on a schedule. Triangles are two-sided; contacts are "
      "the surface's "
-     "locally closest points (README.md, Triangle meshes). Every particle shape collides with "
+     "locally closest points (docs/user-guide.md, Triangle meshes). Every particle shape collides "
+     "with "
      "meshes."},
     {"Domain/Wall/Schedule", 1,
      "A change of the wall's velocity: from `time` on it moves at `velocity` (piecewise constant; "
@@ -59,10 +60,11 @@ static const gf_config_block_info blocks[] = {
     {"Particles", 0,
      "At most one: particles from a file (a CSV table, or a granflow snapshot or checkpoint), "
      "placed before the Lattice and Body blocks, whose ids follow the file's largest; not read "
-     "on --restart (README.md, Particle files)."},
+     "on --restart (docs/user-guide.md, Particle files)."},
     {"Lattice", 0,
      "The initial particles on a lattice of sites, drawn from a mixture of kinds, sizes and "
-     "orientations (README.md, Generators of particles of any shape). A particle's centre of "
+     "orientations (docs/user-guide.md, Generators of particles of any shape). A particle's centre "
+     "of "
      "mass is at its site. Particles overlapping a wall or obstacle are left out (their shape "
      "decides: the bounding sphere first, the exact shape when that touches), and their number "
      "is printed at start; touching (up to the rounding of the decimal input) is not "
@@ -87,7 +89,8 @@ static const gf_config_block_info blocks[] = {
      "leave through open faces (see Domain)."},
     {"Insert", 1,
      "Particles inserted at random places in a region (box or cylinder) at a rate, or all at "
-     "once, drawn like the lattice's (README.md, Insertion and outlets). Each is placed with its "
+     "once, drawn like the lattice's (docs/user-guide.md, Insertion and outlets). Each is placed "
+     "with its "
      "bounding sphere inside the region, clear of every particle, wall and obstacle (exact "
      "shapes), decided alike on every rank count; particles that find no place in 20 attempts "
      "each are carried over to the next event (a warning is printed once)."},
@@ -100,7 +103,7 @@ static const gf_config_block_info blocks[] = {
     {"Physics", 0, "External fields."},
     {"Time", 0, "The time step and the length of the run."},
     {"Solver", 0,
-     "The contact solver: non-linear block Gauss-Seidel sweeps over the contacts (README.md, "
+     "The contact solver: non-linear block Gauss-Seidel sweeps over the contacts (docs/physics.md, "
      "The stopping test of the solver)."},
     {"Contact", 0, "Contact detection."},
     {"Output", 0, "Progress lines, snapshots and checkpoints."},
@@ -396,7 +399,7 @@ static const gf_config_key keys[] = {
     {"Solver", "tolerance", GF_KEY_NUMBER, "1e-5", "[0, 1]",
      "The stopping test: the velocities are estimated to be within tolerance times the largest "
      "contact speed of the step of the converged ones; 0: never stop early. The default keeps "
-     "stacks of boxes standing (README, Solver)."},
+     "stacks of boxes standing (docs/physics.md, The stopping test of the solver)."},
     {"Solver", "sweeps", GF_KEY_INTEGER, "0", "[0, 1e9]",
      "> 0: exactly that many sweeps per step with no stopping test and no reductions (for "
      "benchmarks; max_iterations and tolerance unused)."},
@@ -409,7 +412,8 @@ static const gf_config_key keys[] = {
      "omega of one-point blocks from the second Gauss-Seidel sweep of a step on (1: none): each "
      "new impulse moves on to lambda + omega (x - lambda), back into the friction cone. The same "
      "solution in fewer sweeps where Gauss-Seidel crawls (a dense sphere flow: about 1.45), but "
-     "the stopping test's estimate is less sure (README, The stopping test of the solver); a step "
+     "the stopping test's estimate is less sure (docs/physics.md, The stopping test of the "
+     "solver); a step "
      "whose sweeps stop contracting falls back to 1."},
     {"Solver", "error_reduction", GF_KEY_NUMBER, "0.1", "[0, 1]",
      "The share of a penetration removed per step: penetrations close at error_reduction / dt."},
@@ -483,8 +487,8 @@ static const gf_config_key keys[] = {
 /* What may differ on a restart: how long the run goes, what it writes and reports, how hard the
  * solver tries (not what it solves), and how the domain is cut into processes (a restart may use
  * any rank count, with or without load balancing). A name without a dot is a whole block. The
- * restart's comparison of configurations, `granflow --help`, --help-config and README's table
- * all read this list. */
+ * restart's comparison of configurations, `granflow --help`, --help-config and the table of
+ * docs/configuration.md all read this list. */
 static const char *const restart_free[] = {"Time.steps",       "Solver.max_iterations",
                                            "Solver.tolerance", "Solver.check_every",
                                            "Solver.sweeps",    "Solver.over_relaxation",

@@ -1,4 +1,4 @@
-/* The joint kernel of a contact manifold (manifold_kernel.h; README, "Contact manifolds").
+/* The joint kernel of a contact manifold (manifold_kernel.h; docs/physics.md, "Contact manifolds").
  *
  * Maximum dissipation. For a set S of loaded points the problem
  *     min 1/2 x^T A x - x^T b   over x_S in the cones, x_i = 0 off S,   (A x - b)_n,i = 0 on S

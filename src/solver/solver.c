@@ -2,7 +2,7 @@
  * blocks of contact manifolds), the Gauss-Seidel and Jacobi sweeps with the rules that skip
  * blocks whose answer cannot change, the parallel phases (colours, pipelining), and the
  * stopping test. Over 1000 lines as one concept: the hot loop, its skipping state and the
- * stopping test's measurement share the records' layout and are tuned together (README,
+ * stopping test's measurement share the records' layout and are tuned together (docs/physics.md,
  * "The stopping test of the solver"); the kernels are files of their own. */
 #include "granflow/solver.h"
 
@@ -423,7 +423,7 @@ static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, c
     return GF_OK;
 }
 
-/* The new impulses x of the m points of the joint block at record q (README, "Contact
+/* The new impulses x of the m points of the joint block at record q (docs/physics.md, "Contact
  * manifolds"): the joint kernel for b_i = -u_i + sum_l A_il lambda_l - bias_i e_n, one proximal
  * step from the current impulses (the sweeps iterate to the problem's own answer). *ok = 0 where
  * the kernel found no answer: the caller then solves the points one by one. */
@@ -835,7 +835,8 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
  * moved on to lambda + omega (x - lambda), then brought back into the cone (a non-negative
  * normal impulse, a tangential one within mu times it). A fixed point of the relaxed sweep is
  * one of the plain sweep (x = lambda), so the solution is the same; the sweeps to reach it are
- * fewer where Gauss-Seidel crawls along force chains (README, "Solver"). */
+ * fewer where Gauss-Seidel crawls along force chains (docs/physics.md, "The stopping test of the
+ * solver"). */
 static inline void over_relax(const gf_solver_contact *k, double omega, double x[3]) {
     const double *l = k->lambda;
     into_cone(k->mu, l[0] + omega * (x[0] - l[0]), l[1] + omega * (x[1] - l[1]),

@@ -57,7 +57,7 @@ int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double *
                               size_t errsize);
 
 /* The walls (clipped to the box), obstacle boxes and cylinders of a snapshot as the surface mesh
- * the engine writes in /geometry (README, "Output"): points (npoints x 3, m), the cells in
+ * the engine writes in /geometry (docs/output.md): points (npoints x 3, m), the cells in
  * XDMF's mixed topology (per cell its code, 3 polygon, 5 quadrilateral, 9 hexahedron; for
  * polygons the number of points; then the point indices), per cell its kind (0 wall, 1 box,
  * 2 cylinder) and body. */
