@@ -72,6 +72,29 @@ PKG_CONFIG_PATH="$prefix/lib/pkgconfig" \
     -o "$tmp/use_pc"
 check "$tmp/use_pc" pkgconfig
 
+# The driver example of docs/developer.md, built with find_package and run: two stages of the
+# demo with a kick between them.
+src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$tmp/ex"
+cp "$src/docs/examples/drive.c" "$tmp/ex/drive.c"
+cat > "$tmp/ex/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(drive C)
+find_package(granflow 0.1 REQUIRED)
+add_executable(drive drive.c)
+target_link_libraries(drive PRIVATE granflow::granflow)
+CM
+cmake -S "$tmp/ex" -B "$tmp/ex/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+    > "$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; exit 1; }
+cmake --build "$tmp/ex/build" > "$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; exit 1; }
+(cd "$tmp/ex" && ./build/drive "$src/configs/demo.cfg" -Output.directory="$tmp/ex/out" \
+    -Output.checkpoint="$tmp/ex/out/c.h5" -Output.progress_every=0 > "$tmp/ex/run.log" 2>&1) ||
+    { cat "$tmp/ex/run.log"; exit 1; }
+grep -q "kicked 1024 particles; step 400" "$tmp/ex/run.log" ||
+    { echo "the driver example did not run its two stages:"; cat "$tmp/ex/run.log"; exit 1; }
+test -f "$tmp/ex/settled.h5" && test -f "$tmp/ex/kicked.h5" && test -f "$tmp/ex/out/c.h5"
+
 test -x "$prefix/bin/granflow"
 test -f "$prefix/share/granflow/python/granflow/__init__.py"
-echo "installed library and program work (by hand, find_package, pkg-config)"
+echo "installed library and program work (by hand, find_package, pkg-config, the driver example)"

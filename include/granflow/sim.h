@@ -166,6 +166,7 @@ typedef struct {
     size_t check_n;
     double start_wtime;
     long first_step; /* the step this run started from (non-zero after a restart) */
+    int run_begun;   /* gf_sim_run_to has begun the run's bookkeeping */
     /* Wall time and steps done at the previous progress line: the ETA follows the recent rate. */
     double progress_wtime;
     long progress_done;
@@ -219,6 +220,9 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks);
  * needs the configured simulation. The checkpoint writer stores the items, the reader gives them
  * back: a module with new state adds it here, not in io/. */
 gf_status gf_sim_save_state(const gf_sim *sim, gf_state *s);
+/* Collective: the ghosts take their owners' current state again, after a program changed the
+ * owned particles between steps (gf_run_set_velocities). */
+gf_status gf_sim_refresh_ghosts(gf_sim *sim);
 gf_status gf_sim_restore_state(gf_sim *sim, const gf_state *s);
 
 /* Called after every step (output, checkpoints); setting *stop ends the run early. */
@@ -226,6 +230,10 @@ typedef gf_status (*gf_sim_observer)(void *ctx, gf_sim *sim, int *stop);
 
 /* Runs until step sim->steps with progress lines (observer may be NULL). */
 gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx);
+/* Runs until step `last` (or until the observer asks to stop: sim->step < last then); may be
+ * called again to go on. The first call starts the run's clock and counts, so the progress lines
+ * and the summary cover every part, and their ETA aims at sim->steps. */
+gf_status gf_sim_run_to(gf_sim *sim, long last, gf_sim_observer observer, void *ctx);
 void gf_sim_print_summary(gf_sim *sim);
 
 #endif

@@ -6,13 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
 #include "granflow/config_schema.h"
-#include "granflow/io.h"
 #include "granflow/log.h"
 #include "granflow/par.h"
-#include "granflow/run_observers.h"
-#include "granflow/sim.h"
+#include "granflow/run.h"
 #include "granflow/version.h"
 
 /* Exit statuses: batch scripts tell a finished run from one to resume. */
@@ -125,40 +122,6 @@ static gf_status parse_args(int argc, char **argv, options *o) {
     return GF_OK;
 }
 
-/* Reads and parses the configuration on rank 0, then gives every rank the same text. */
-static gf_status load_config(const gf_par *par, const options *o, gf_config **cfg) {
-    char *text = NULL;
-    size_t len = 0;
-    gf_status st = GF_OK;
-    *cfg = NULL;
-    if (par->rank == 0) {
-        st = gf_config_read_file(o->config_path, &text, &len);
-        if (st == GF_OK)
-            st = gf_config_parse(text, len, o->config_path, cfg);
-    }
-    int first = 0;
-    gf_status all = gf_par_agree(par, st, &first);
-    if (all != GF_OK) {
-        free(text);
-        gf_config_destroy(*cfg);
-        *cfg = NULL;
-        return all;
-    }
-    GF_TRY(gf_par_bcast_text(par, 0, &text, &len));
-    if (par->rank != 0)
-        st = gf_config_parse(text, len, o->config_path, cfg);
-    free(text);
-    for (int i = 0; st == GF_OK && i < o->noverrides; ++i)
-        st = gf_config_override(*cfg, o->overrides[i]);
-    return st;
-}
-
-/* The blocks read after the simulation's, then the check that every key was used. */
-static gf_status configure_observers(gf_config *cfg, const gf_sim *sim, gf_observers *obs) {
-    GF_TRY(gf_observers_configure(obs, gf_config_root(cfg), sim));
-    return gf_config_check_unused(cfg);
-}
-
 int main(int argc, char **argv) {
     gf_par par;
     if (gf_par_init(&argc, &argv, &par) != GF_OK) {
@@ -199,80 +162,30 @@ int main(int argc, char **argv) {
         return 0;
     }
 
-    gf_config *cfg = NULL;
-    gf_sim sim;
-    gf_observers obs;
-    int resume = 0;
-    int failed = gf_par_conclude(&par, gf_run_observers_add(&obs), 1);
-    gf_output *out = gf_observers_find(&obs, &gf_output_observer_type);
-    if (!failed)
-        failed = gf_par_conclude(&par, load_config(&par, &o, &cfg), 1);
-    if (!failed)
-        failed = gf_par_conclude(&par, gf_sim_init(&sim, &par), 1);
-    if (!failed && o.dry_run) {
-        st = GF_OK;
-        if (par.rank == 0) {
-            st = gf_sim_dry_run(&sim, cfg, o.dry_ranks ? o.dry_ranks : par.size);
-            if (st == GF_OK)
-                st = configure_observers(cfg, &sim, &obs);
-        }
-        failed = gf_par_conclude(&par, st, 1);
-        gf_observers_free(&obs);
-        gf_sim_free(&sim);
-        gf_config_destroy(cfg);
+    gf_run_options ro = {.config_path = o.config_path,
+                         .overrides = (const char *const *)o.overrides,
+                         .noverrides = o.noverrides,
+                         .restart = o.restart,
+                         .restart_force = o.restart_force};
+    if (o.dry_run) {
+        int failed = gf_par_conclude(&par, gf_run_dry(&ro, o.dry_ranks), 1);
         gf_par_finalize();
-        return failed;
+        return failed ? GF_EXIT_ERROR : 0;
     }
-    if (!failed) {
-        st = gf_sim_configure(&sim, cfg, o.restart == NULL);
-        if (st == GF_OK)
-            st = configure_observers(cfg, &sim, &obs);
-        char *eff = NULL;
-        if (st == GF_OK)
-            st = gf_config_dump(cfg, &eff);
-        if (st == GF_OK)
-            st = gf_output_set_config_text(out, eff);
-        failed = gf_par_conclude(&par, st, 1);
-        if (!failed) {
-            gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s", gf_version_string(),
-                        par.size, o.config_path, eff);
-        }
-        free(eff);
-        if (!failed && o.restart) {
-            failed =
-                gf_par_conclude(&par, gf_output_restart(out, &sim, o.restart, o.restart_force), 1);
-            if (!failed)
-                gf_log_info("restarted from %s at step %ld (t = %.6e s)", o.restart, sim.step,
-                            sim.time);
-        }
-        if (!failed) {
-            int64_t n = (int64_t)sim.particles.n_local;
-            failed = gf_par_conclude(&par, gf_par_allreduce_i64(&par, &n, 1, GF_PAR_SUM), 1);
-            gf_log_info("%lld particles, %zu walls, %d x %d x %d processes, solver %s, dt %g s, "
-                        "steps %ld to %ld",
-                        (long long)n, sim.walls.count, sim.dims[0], sim.dims[1], sim.dims[2],
-                        gf_solver_model_name(sim.solver_params.model), sim.dt, sim.step, sim.steps);
-        }
-        if (!failed && !o.check_only)
-            failed = gf_par_conclude(&par, gf_observers_check(&obs, &sim), 1);
-        if (!failed && !o.check_only) {
-            gf_output_install_signal_handlers();
-            failed = gf_par_conclude(&par, gf_observers_start(&obs, &sim, o.restart != NULL), 0);
-            if (!failed)
-                failed = gf_par_conclude(&par, gf_sim_run(&sim, gf_observers_observe, &obs), 0);
-            if (!failed)
-                failed = gf_par_conclude(&par, gf_observers_finish(&obs, &sim), 0);
-            if (!failed) {
-                gf_sim_print_summary(&sim);
-                /* A signal or the wall-time limit: the batch script must resume, not stop. */
-                if (sim.step < sim.steps)
-                    resume = 1;
-            }
-        }
-        gf_sim_free(&sim);
+    gf_run *run = NULL;
+    int resume = 0;
+    int failed = gf_par_conclude(&par, gf_run_create(&ro, &run), 1);
+    if (!failed && !o.check_only) {
+        gf_run_handle_signals();
+        long todo = gf_run_last_step(run) - gf_run_step(run);
+        failed = gf_par_conclude(&par, gf_run_advance(run, todo > 0 ? todo : 0, NULL), 0);
+        if (!failed)
+            failed = gf_par_conclude(&par, gf_run_finish(run), 0);
+        /* A signal or the wall-time limit: the batch script must resume, not stop. */
+        if (!failed && gf_run_step(run) < gf_run_last_step(run))
+            resume = 1;
     }
-    gf_observers_free(&obs);
-    gf_config_destroy(cfg);
+    gf_run_destroy(run);
     gf_par_finalize();
     if (failed)
         return GF_EXIT_ERROR;

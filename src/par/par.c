@@ -31,9 +31,10 @@ gf_status gf_par_init(int *argc, char ***argv, gf_par *par) {
 }
 
 gf_status gf_par_finalize(void) {
-    int finalized = 0;
+    int started = 0, finalized = 0;
+    MPI_Initialized(&started);
     MPI_Finalized(&finalized);
-    if (!finalized)
+    if (started && !finalized)
         MPI_TRY(MPI_Finalize());
     return GF_OK;
 }

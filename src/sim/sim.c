@@ -544,6 +544,12 @@ gf_status gf_sim_restore_ghost_lists(gf_sim *sim, const double *ref, double rang
     return GF_OK;
 }
 
+gf_status gf_sim_refresh_ghosts(gf_sim *sim) {
+    if (!sim->distributed || !sim->ghosts_ready)
+        return GF_OK;
+    return gf_exchange_refresh(&sim->xch, &sim->particles);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Run state (checkpoints)                                                                    */
 
@@ -1004,18 +1010,28 @@ gf_status gf_sim_check_particles(gf_sim *sim) {
 /* ------------------------------------------------------------------------------------------ */
 /* Progress and summary                                                                       */
 
-gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
+/* The run's bookkeeping, once: the clock of the progress lines and the summary, the step it
+ * starts from, the particles it must keep. */
+static gf_status run_begin(gf_sim *sim) {
     GF_TRY(gf_sim_start(sim));
     GF_TRY(remember_ids(sim));
     sim->start_wtime = gf_wtime();
     sim->progress_wtime = 0.0;
     sim->progress_done = 0;
+    sim->first_step = sim->step;
+    sim->run_begun = 1;
+    return GF_OK;
+}
+
+gf_status gf_sim_run_to(gf_sim *sim, long last, gf_sim_observer observer, void *ctx) {
+    if (!sim->run_begun)
+        GF_TRY(run_begin(sim));
     gf_timer_start(&sim->timers, GF_TIMER_TOTAL);
-    /* sim->steps is the last step: a restarted run continues where the checkpoint left off. */
-    long first = sim->step, todo = sim->steps - sim->step;
-    sim->first_step = first;
+    /* sim->steps is the run's last step (for the progress lines' ETA): a restarted run continues
+     * where the checkpoint left off. */
+    long first = sim->first_step, todo = sim->steps - first;
     int stop = 0;
-    while (sim->step < sim->steps && !stop) {
+    while (sim->step < last && !stop) {
         long step = sim->step + 1;
         double t = sim->time;
         GF_TRY(gf_error_context(gf_sim_step(sim), "step %ld (from t = %.9g s)", step, t));
@@ -1027,6 +1043,10 @@ gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
     }
     gf_timer_stop(&sim->timers, GF_TIMER_TOTAL);
     return gf_sim_check_particles(sim);
+}
+
+gf_status gf_sim_run(gf_sim *sim, gf_sim_observer observer, void *ctx) {
+    return gf_sim_run_to(sim, sim->steps, observer, ctx);
 }
 
 /* ------------------------------------------------------------------------------------------ */

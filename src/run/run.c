@@ -1,0 +1,285 @@
+/* A run from a configuration file (run.h): the set-up, restart and run loop of the `granflow`
+ * program, for any program. */
+#include "granflow/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "granflow/config.h"
+#include "granflow/io.h"
+#include "granflow/log.h"
+#include "granflow/par.h"
+#include "granflow/run_observers.h"
+#include "granflow/sim.h"
+#include "granflow/version.h"
+
+struct gf_run {
+    gf_par par;
+    gf_config *cfg;
+    gf_sim sim;
+    int sim_ready; /* gf_sim_init succeeded */
+    gf_observers obs;
+    gf_output *out;
+    int restarted;
+    int started; /* observers checked and started */
+    int finished;
+};
+
+/* Reads and parses the configuration on rank 0, then gives every rank the same text. */
+static gf_status load_config(const gf_par *par, const gf_run_options *o, gf_config **cfg) {
+    char *text = NULL;
+    size_t len = 0;
+    gf_status st = GF_OK;
+    *cfg = NULL;
+    if (par->rank == 0) {
+        st = gf_config_read_file(o->config_path, &text, &len);
+        if (st == GF_OK)
+            st = gf_config_parse(text, len, o->config_path, cfg);
+    }
+    gf_status all = gf_par_agree(par, st, NULL);
+    if (all != GF_OK) {
+        free(text);
+        gf_config_destroy(*cfg);
+        *cfg = NULL;
+        return all;
+    }
+    GF_TRY(gf_par_bcast_text(par, 0, &text, &len));
+    if (par->rank != 0)
+        st = gf_config_parse(text, len, o->config_path, cfg);
+    free(text);
+    for (int i = 0; st == GF_OK && i < o->noverrides; ++i)
+        st = gf_config_override(*cfg, o->overrides[i]);
+    return gf_par_agree(par, st, NULL);
+}
+
+/* The configuration into the simulation and the observers; every key must be used. */
+static gf_status configure(gf_run *r, const gf_run_options *o) {
+    gf_status st = gf_sim_configure(&r->sim, r->cfg, o->restart == NULL);
+    if (st == GF_OK)
+        st = gf_observers_configure(&r->obs, gf_config_root(r->cfg), &r->sim);
+    if (st == GF_OK)
+        st = gf_config_check_unused(r->cfg);
+    char *eff = NULL;
+    if (st == GF_OK)
+        st = gf_config_dump(r->cfg, &eff);
+    if (st == GF_OK)
+        st = gf_output_set_config_text(r->out, eff);
+    st = gf_par_agree(&r->par, st, NULL);
+    if (st == GF_OK && !o->quiet)
+        gf_log_info("%s\n%d rank(s); effective configuration of %s:\n%s", gf_version_string(),
+                    r->par.size, o->config_path, eff);
+    free(eff);
+    return st;
+}
+
+gf_status gf_run_create(const gf_run_options *o, gf_run **out) {
+    *out = NULL;
+    if (!o || !o->config_path)
+        return GF_ERROR(GF_ERR_INPUT, "a run needs a configuration file");
+    gf_run *r = gf_calloc(1, sizeof *r);
+    if (!r)
+        return gf_error_status();
+    gf_status st = gf_par_init(NULL, NULL, &r->par);
+    if (st == GF_OK)
+        st = gf_run_observers_add(&r->obs);
+    r->out = gf_observers_find(&r->obs, &gf_output_observer_type);
+    if (st == GF_OK)
+        st = load_config(&r->par, o, &r->cfg);
+    if (st == GF_OK) {
+        st = gf_sim_init(&r->sim, &r->par);
+        r->sim_ready = st == GF_OK;
+        st = gf_par_agree(&r->par, st, NULL);
+    }
+    if (st == GF_OK)
+        st = configure(r, o);
+    if (st == GF_OK && o->restart) {
+        st = gf_output_restart(r->out, &r->sim, o->restart, o->restart_force);
+        r->restarted = st == GF_OK;
+        if (st == GF_OK && !o->quiet)
+            gf_log_info("restarted from %s at step %ld (t = %.6e s)", o->restart, r->sim.step,
+                        r->sim.time);
+    }
+    int64_t n = 0;
+    if (st == GF_OK)
+        st = gf_run_global_count(r, &n);
+    if (st != GF_OK) {
+        gf_run_destroy(r);
+        return st;
+    }
+    const gf_sim *s = &r->sim;
+    if (!o->quiet)
+        gf_log_info("%lld particles, %zu walls, %d x %d x %d processes, solver %s, dt %g s, "
+                    "steps %ld to %ld",
+                    (long long)n, s->walls.count, s->dims[0], s->dims[1], s->dims[2],
+                    gf_solver_model_name(s->solver_params.model), s->dt, s->step, s->steps);
+    *out = r;
+    return GF_OK;
+}
+
+gf_status gf_run_dry(const gf_run_options *o, int nranks) {
+    if (!o || !o->config_path)
+        return GF_ERROR(GF_ERR_INPUT, "a run needs a configuration file");
+    gf_par par;
+    GF_TRY(gf_par_init(NULL, NULL, &par));
+    gf_config *cfg = NULL;
+    GF_TRY(load_config(&par, o, &cfg));
+    gf_status st = GF_OK;
+    /* Rank 0 alone: a dry run needs no job of the size it describes. */
+    if (par.rank == 0) {
+        gf_sim sim;
+        gf_observers obs;
+        st = gf_sim_init(&sim, &par);
+        if (st == GF_OK) {
+            st = gf_run_observers_add(&obs);
+            if (st == GF_OK)
+                st = gf_sim_dry_run(&sim, cfg, nranks > 0 ? nranks : par.size);
+            if (st == GF_OK)
+                st = gf_observers_configure(&obs, gf_config_root(cfg), &sim);
+            if (st == GF_OK)
+                st = gf_config_check_unused(cfg);
+            gf_observers_free(&obs);
+            gf_sim_free(&sim);
+        }
+    }
+    gf_config_destroy(cfg);
+    return gf_par_agree(&par, st, NULL);
+}
+
+void gf_run_end_job(void) {
+    gf_par_finalize();
+}
+
+static gf_status start(gf_run *r) {
+    GF_TRY(gf_observers_check(&r->obs, &r->sim));
+    GF_TRY(gf_observers_start(&r->obs, &r->sim, r->restarted));
+    r->started = 1;
+    return GF_OK;
+}
+
+gf_status gf_run_advance(gf_run *r, long steps, int *stopped) {
+    if (stopped)
+        *stopped = 0;
+    if (steps < 0 || r->finished)
+        return GF_ERROR(GF_ERR_INPUT, "%s", r->finished ? "the run has finished" : "steps < 0");
+    if (!r->started)
+        GF_TRY(start(r));
+    long last = r->sim.step + steps;
+    if (last > r->sim.steps)
+        r->sim.steps = last;
+    GF_TRY(gf_sim_run_to(&r->sim, last, gf_observers_observe, &r->obs));
+    if (stopped)
+        *stopped = r->sim.step < last;
+    return GF_OK;
+}
+
+gf_status gf_run_finish(gf_run *r) {
+    if (r->finished)
+        return GF_OK;
+    if (!r->started)
+        GF_TRY(start(r));
+    r->finished = 1;
+    GF_TRY(gf_observers_finish(&r->obs, &r->sim));
+    gf_sim_print_summary(&r->sim);
+    return GF_OK;
+}
+
+void gf_run_destroy(gf_run *r) {
+    if (!r)
+        return;
+    gf_observers_free(&r->obs);
+    if (r->sim_ready)
+        gf_sim_free(&r->sim);
+    gf_config_destroy(r->cfg);
+    free(r);
+}
+
+void gf_run_handle_signals(void) {
+    gf_output_install_signal_handlers();
+}
+
+long gf_run_step(const gf_run *r) {
+    return r->sim.step;
+}
+long gf_run_last_step(const gf_run *r) {
+    return r->sim.steps;
+}
+double gf_run_time(const gf_run *r) {
+    return r->sim.time;
+}
+int gf_run_rank(const gf_run *r) {
+    return r->par.rank;
+}
+int gf_run_size(const gf_run *r) {
+    return r->par.size;
+}
+size_t gf_run_local_count(const gf_run *r) {
+    return r->sim.particles.n_local;
+}
+
+gf_status gf_run_global_count(const gf_run *r, int64_t *n) {
+    *n = (int64_t)r->sim.particles.n_local;
+    return gf_par_allreduce_i64(&r->par, n, 1, GF_PAR_SUM);
+}
+
+gf_status gf_run_local_particles(const gf_run *r, int64_t *id, double *x, double *v, double *w) {
+    const gf_particles *p = &r->sim.particles;
+    for (size_t i = 0; i < p->n_local; ++i) {
+        if (id)
+            id[i] = p->id[i];
+        for (int d = 0; d < 3; ++d) {
+            if (x)
+                x[3 * i + d] = p->x[d][i];
+            if (v)
+                v[3 * i + d] = p->v[d][i];
+            if (w)
+                w[3 * i + d] = p->w[d][i];
+        }
+    }
+    return GF_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const double *v,
+                                int64_t *found) {
+    /* The given ids with their rows, sorted: each owned particle looks itself up. */
+    int64_t *key = gf_malloc(2 * n + 1, sizeof *key);
+    gf_status st = key ? GF_OK : gf_error_status();
+    int64_t hits = 0;
+    if (st == GF_OK) {
+        for (size_t k = 0; k < n; ++k) {
+            key[2 * k] = id[k];
+            key[2 * k + 1] = (int64_t)k;
+        }
+        qsort(key, n, 2 * sizeof *key, cmp_i64);
+        gf_particles *p = &r->sim.particles;
+        for (size_t i = 0; i < p->n_local; ++i) {
+            const int64_t *at = bsearch(&p->id[i], key, n, 2 * sizeof *key, cmp_i64);
+            if (!at)
+                continue;
+            for (int d = 0; d < 3; ++d)
+                p->v[d][i] = v[3 * at[1] + d];
+            ++hits;
+        }
+    }
+    free(key);
+    st = gf_par_agree(&r->par, st, NULL);
+    if (st == GF_OK)
+        st = gf_sim_refresh_ghosts(&r->sim);
+    if (st == GF_OK)
+        st = gf_par_allreduce_i64(&r->par, &hits, 1, GF_PAR_SUM);
+    if (found)
+        *found = hits;
+    return st;
+}
+
+gf_status gf_run_write_snapshot(gf_run *r, const char *path) {
+    return gf_io_write_snapshot(r->out, &r->sim, path);
+}
+
+gf_status gf_run_write_checkpoint(gf_run *r, const char *path) {
+    return gf_io_write_checkpoint(r->out, &r->sim, path);
+}
