@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "granflow/config.h"
-#include "granflow/log.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "sim/sim.h"
 
 #include "bench_util.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "granflow/contact_kernel.h"
-#include "granflow/timer.h"
+#include "core/timer.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 

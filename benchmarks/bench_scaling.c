@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/log.h"
-#include "granflow/rng.h"
-#include "granflow/sim.h"
-#include "granflow/timer.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "sim/sim.h"
+#include "core/timer.h"
 
 static int fail(const gf_par *par, const char *what) {
     if (par->rank == 0)

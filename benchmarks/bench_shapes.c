@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "granflow/log.h"
-#include "granflow/rng.h"
-#include "granflow/sim.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "sim/sim.h"
 
 static int fail(const gf_par *par, const char *what) {
     fprintf(stderr, "bench_shapes: %s: %s\n", what, gf_error_message());

@@ -24,13 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/contact.h"
-#include "granflow/integrator.h"
-#include "granflow/material.h"
-#include "granflow/particles.h"
-#include "granflow/rng.h"
-#include "granflow/solver.h"
-#include "granflow/timer.h"
+#include "contact/contact.h"
+#include "solver/integrator.h"
+#include "body/material.h"
+#include "body/particles.h"
+#include "core/rng.h"
+#include "solver/solver.h"
+#include "core/timer.h"
 
 static int fail(const char *what) {
     fprintf(stderr, "bench_sweep: %s: %s\n", what, gf_error_message());

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "granflow/error.h"
-#include "granflow/par.h"
+#include "par/par.h"
 
 /* CPU seconds of this process (user + system): the machine's cores are shared. */
 static inline double bench_cpu_seconds(void) {

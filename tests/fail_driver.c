@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "granflow/log.h"
-#include "granflow/par.h"
-#include "granflow/sim.h"
+#include "core/log.h"
+#include "par/par.h"
+#include "sim/sim.h"
 
 static gf_status build(gf_sim *sim, const gf_par *par) {
     GF_TRY(gf_sim_init(sim, par));

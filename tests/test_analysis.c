@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/geometry_mesh.h"
+#include "geometry/geometry_mesh.h"
 #include "lib/analysis.h"
 #include "lib/outline.h"
 #include "lib/plot.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/timer.h"
+#include "core/timer.h"
 #include "test_util.h"
 
 static void expect(const char *args, int want_ok, const char *frag1, const char *frag2) {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/balance.h"
-#include "granflow/decomp.h"
+#include "par/balance.h"
+#include "par/decomp.h"
 #include "test_util.h"
 
 /* Cuts equally spaced over [lo, hi]. */

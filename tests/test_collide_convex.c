@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "collide_internal.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* ---- bodies and rotations ------------------------------------------------------------------ */
 

@@ -11,7 +11,7 @@
 
 #include "granflow/collide.h"
 #include "granflow/trimesh.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 #define MAX_POINTS 512

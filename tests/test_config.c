@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "test_util.h"
 
 static gf_config *parse_ok(const char *text) {

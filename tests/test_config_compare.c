@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config_compare.h"
-#include "granflow/config_schema.h"
+#include "config/config_compare.h"
+#include "config/config_schema.h"
 #include "test_util.h"
 
 static const char *stored = "Domain {\n"

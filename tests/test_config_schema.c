@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/config_schema.h"
-#include "granflow/log.h"
-#include "granflow/run_observers.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "config/config_schema.h"
+#include "core/log.h"
+#include "diag/run_observers.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------------------------------------ */

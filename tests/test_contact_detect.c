@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/contact.h"
-#include "granflow/geometry.h"
+#include "contact/contact.h"
+#include "geometry/geometry.h"
 #include "granflow/trimesh.h"
 #include "test_util.h"
 

@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
+#include "body/bodies.h"
 #include "granflow/collide.h"
-#include "granflow/config.h"
-#include "granflow/decomp.h"
-#include "granflow/geometry.h"
-#include "granflow/material.h"
-#include "granflow/rng.h"
-#include "granflow/scenario.h"
-#include "granflow/shape_mix.h"
-#include "granflow/vec.h"
+#include "config/config.h"
+#include "par/decomp.h"
+#include "geometry/geometry.h"
+#include "body/material.h"
+#include "core/rng.h"
+#include "scenario/scenario.h"
+#include "body/shape_mix.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 /* A parsed configuration with its materials, walls and clumps. */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/geometry_mesh.h"
-#include "granflow/vec.h"
+#include "geometry/geometry_mesh.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 static const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};

@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 /* The examples and their steps: enough for contacts to form and carry load in each. */

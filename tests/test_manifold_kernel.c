@@ -10,7 +10,7 @@
 
 #include "granflow/contact_kernel.h"
 #include "granflow/manifold_kernel.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 #define MAXP GF_MANIFOLD_KERNEL_MAX

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
-#include "granflow/sim.h"
-#include "granflow/vec.h"
+#include "config/config.h"
+#include "sim/sim.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 static const double g = 9.81;

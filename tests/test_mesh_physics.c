@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
-#include "granflow/sim.h"
+#include "body/bodies.h"
+#include "sim/sim.h"
 #include "granflow/trimesh.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 static void setup_sim(gf_sim *sim, double dt, double mu) {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "granflow/par.h"
+#include "par/par.h"
 #include "test_util.h"
 
 #define P gf_test_par

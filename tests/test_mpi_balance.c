@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/io.h"
-#include "granflow/sim.h"
+#include "io/io.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 #define P gf_test_par

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 #define P gf_test_par

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
-#include "granflow/forces.h"
-#include "granflow/io.h"
-#include "granflow/sim.h"
-#include "granflow/stats.h"
-#include "granflow/tracks.h"
+#include "config/config.h"
+#include "diag/forces.h"
+#include "io/io.h"
+#include "sim/sim.h"
+#include "diag/stats.h"
+#include "diag/tracks.h"
 #include "test_util.h"
 
 #define P gf_test_par

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "granflow/collide.h"
-#include "granflow/contact.h"
-#include "granflow/decomp.h"
-#include "granflow/exchange.h"
-#include "granflow/sim.h"
+#include "contact/contact.h"
+#include "par/decomp.h"
+#include "par/exchange.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 #define P gf_test_par

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
+#include "body/bodies.h"
 #include "granflow/collide.h"
-#include "granflow/config.h"
-#include "granflow/io.h"
-#include "granflow/log.h"
-#include "granflow/sim.h"
-#include "granflow/stats.h"
+#include "config/config.h"
+#include "io/io.h"
+#include "core/log.h"
+#include "sim/sim.h"
+#include "diag/stats.h"
 #include "test_util.h"
 
 #define P gf_test_par

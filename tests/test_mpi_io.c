@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/io.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "io/io.h"
+#include "sim/sim.h"
 #include "lib/snapshot.h"
 #include "test_util.h"
 

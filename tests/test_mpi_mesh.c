@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/geometry_mesh.h"
-#include "granflow/io.h"
-#include "granflow/sim.h"
+#include "geometry/geometry_mesh.h"
+#include "io/io.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 #define P gf_test_par

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/io.h"
-#include "granflow/log.h"
-#include "granflow/particle_file.h"
-#include "granflow/sim.h"
-#include "granflow/vec.h"
+#include "config/config.h"
+#include "io/io.h"
+#include "core/log.h"
+#include "scenario/particle_file.h"
+#include "sim/sim.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 #define P gf_test_par

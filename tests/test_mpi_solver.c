@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/sim.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 #define P gf_test_par

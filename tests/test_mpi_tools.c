@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/io.h"
-#include "granflow/sim.h"
-#include "granflow/stats.h"
+#include "io/io.h"
+#include "sim/sim.h"
+#include "diag/stats.h"
 #include "lib/analysis.h"
 #include "lib/plot.h"
 #include "test_png.h"

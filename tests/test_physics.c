@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "granflow/integrator.h"
-#include "granflow/log.h"
-#include "granflow/sim.h"
+#include "solver/integrator.h"
+#include "core/log.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 static const gf_contact_model all_models[] = {GF_MODEL_FRICTIONLESS, GF_MODEL_COULOMB,

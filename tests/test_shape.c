@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "granflow/shape.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)

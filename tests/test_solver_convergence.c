@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/exchange.h"
-#include "granflow/log.h"
-#include "granflow/sim.h"
+#include "par/exchange.h"
+#include "core/log.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 static void make_sim(gf_sim *sim, gf_contact_model model, double mu, double tolerance,

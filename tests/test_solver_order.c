@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/contact.h"
-#include "granflow/log.h"
-#include "granflow/particles.h"
-#include "granflow/solver.h"
+#include "contact/contact.h"
+#include "core/log.h"
+#include "body/particles.h"
+#include "solver/solver.h"
 #include "test_util.h"
 
 #define SIDE 6

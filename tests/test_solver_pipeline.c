@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/contact.h"
-#include "granflow/log.h"
-#include "granflow/particles.h"
-#include "granflow/solver.h"
+#include "contact/contact.h"
+#include "core/log.h"
+#include "body/particles.h"
+#include "solver/solver.h"
 #include "test_util.h"
 
 /* A stand-in for the other colour: each take brings a change `kick` of owned particle 2's

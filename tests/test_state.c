@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/sim.h"
-#include "granflow/state.h"
+#include "config/config.h"
+#include "sim/sim.h"
+#include "core/state.h"
 #include "test_util.h"
 
 static void test_items(void **state) {

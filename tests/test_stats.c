@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "granflow/config.h"
-#include "granflow/observer.h"
-#include "granflow/sim.h"
-#include "granflow/stats.h"
+#include "config/config.h"
+#include "sim/observer.h"
+#include "sim/sim.h"
+#include "diag/stats.h"
 #include "test_util.h"
 
 static char tmpdir[64];

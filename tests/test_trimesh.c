@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "granflow/trimesh.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 #include "test_util.h"
 
 /* The 12 triangles of the box [lo, hi], faces split along alternating diagonals. */

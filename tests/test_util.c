@@ -46,7 +46,7 @@ int gf_test_rmtree(const char *dir) {
     return system(cmd) == 0 ? 0 : -1;
 }
 
-#include "granflow/log.h"
+#include "core/log.h"
 
 gf_par gf_test_par;
 

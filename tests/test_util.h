@@ -45,8 +45,8 @@ gf_status gf_test_no_max(void *ctx, double *values, int n);
  * within `margin` detected (asserted: exactly `contacts` of them) and solved once for a step dt
  * with prm and comm (NULL: one rank). The scene stays for inspection until gf_test_row_free.
  * gf_test_row_init: an empty scene (for tests that fill it themselves). */
-#include "granflow/contact.h"
-#include "granflow/solver.h"
+#include "contact/contact.h"
+#include "solver/solver.h"
 typedef struct {
     gf_particles p;
     gf_walls w;
@@ -63,16 +63,16 @@ void gf_test_row_free(gf_test_row *t);
 
 /* A one-rank sim from configuration text (`name`: its file name in messages), started; and `steps`
  * steps of it. */
-#include "granflow/sim.h"
+#include "sim/sim.h"
 void gf_test_sim_make(gf_sim *sim, const char *name, const char *text);
 void gf_test_sim_run(gf_sim *sim, long steps);
 
 /* Walls on the six faces of the box [lo, hi] (material 0), normals inwards. */
-#include "granflow/geometry.h"
+#include "geometry/geometry.h"
 void gf_test_box_walls(gf_walls *w, const double lo[3], const double hi[3]);
 
 /* MPI tests: the communicator of the test job (set by gf_test_mpi_run). */
-#include "granflow/par.h"
+#include "par/par.h"
 extern gf_par gf_test_par;
 /* Starts MPI, runs the cmocka tests on every rank (quietly on all but rank 0), finalises. */
 int gf_test_mpi_run(int *argc, char ***argv, const char *name, const struct CMUnitTest *tests,

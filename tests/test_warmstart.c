@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/warmstart.h"
+#include "contact/warmstart.h"
 #include "test_util.h"
 
 /* A reference entry: the key and an impulse that encodes it, so a mixed-up row shows. */

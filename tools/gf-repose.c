@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "lib/cli.h"
 #include "lib/plot.h"
 #include "lib/repose.h"

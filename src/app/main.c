@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config_schema.h"
-#include "granflow/log.h"
-#include "granflow/par.h"
+#include "config/config_schema.h"
+#include "core/log.h"
+#include "par/par.h"
 #include "granflow/run.h"
 #include "granflow/version.h"
 

@@ -1,4 +1,4 @@
-#include "granflow/bodies.h"
+#include "body/bodies.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "granflow/collide.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 #define CLUMP_NAME 64
 

@@ -1,4 +1,4 @@
-#include "granflow/material.h"
+#include "body/material.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-#include "granflow/particles.h"
+#include "body/particles.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 #define FOR_EACH_DOUBLE_ARRAY(p, DO)                                                               \
     do {                                                                                           \

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 static const char *const shape_names[GF_SHAPE_COUNT] = {"sphere", "box",   "capsule", "cylinder",
                                                         "clump",  "plane", "triangle"};

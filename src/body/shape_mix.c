@@ -1,11 +1,11 @@
-#include "granflow/shape_mix.h"
+#include "body/shape_mix.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
-#include "granflow/rng.h"
-#include "granflow/vec.h"
+#include "body/bodies.h"
+#include "core/rng.h"
+#include "core/vec.h"
 
 /* Random streams of one particle's draw (the caller's key separates generators and layers). */
 enum { STREAM_KIND, STREAM_SIZE, STREAM_ROT1, STREAM_ROT2, STREAM_ROT3 };

@@ -3,7 +3,7 @@
  * report of keys never read. Over 1000 lines as one concept: every section works on the tree's
  * private node layout, which a split would have to export (issue 32 keeps it whole; the
  * schema and the comparison of two configurations are files of their own). */
-#include "granflow/config.h"
+#include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,14 +1,14 @@
 /* Comparing effective configurations, for restarts: the text gf_config_dump writes is parsed
  * into "Block.key value" items and two of them compared key by key. */
-#include "granflow/config_compare.h"
+#include "config/config_compare.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
-#include "granflow/config_schema.h"
+#include "config/config.h"
+#include "config/config_schema.h"
 
 /* One "key value;" of an effective configuration, its key with the enclosing blocks. A block's
  * component carries its occurrence among equally named siblings ("Materials#1.Material#2"), so

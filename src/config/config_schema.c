@@ -1,4 +1,4 @@
-#include "granflow/config_schema.h"
+#include "config/config_schema.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "collide_internal.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* Nearly parallel capsule axes (sine of the angle below this) also get points at the ends of
  * their overlap: a capsule lying along another then rests on a segment and does not rock

@@ -42,7 +42,7 @@
 #include <ccd/ccd.h>
 
 #include "collide_internal.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* All lengths below are in units of the smaller body's bounding radius.
  *

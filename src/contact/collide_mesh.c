@@ -20,7 +20,7 @@
 #include <math.h>
 
 #include "collide_internal.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* Corners count as equally far along a normal when they differ by at most this per unit of
  * their distance (a sine). The convex test's gaps are exact, but where the gap is flat in a

@@ -1,10 +1,10 @@
-#include "granflow/contact.h"
+#include "contact/contact.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 #define CONTACT_ARRAYS(c, DO)                                                                      \
     do {                                                                                           \

@@ -1,4 +1,4 @@
-#include "granflow/linkcells.h"
+#include "contact/linkcells.h"
 
 #include <math.h>
 #include <stdlib.h>

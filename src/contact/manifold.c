@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "collide_internal.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* A feature is taken as a face when its normal lies within FEATURE_SIN (the sine of 2 degrees)
  * of the contact normal, and as a segment when its direction is within that angle of

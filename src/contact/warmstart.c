@@ -1,4 +1,4 @@
-#include "granflow/warmstart.h"
+#include "contact/warmstart.h"
 
 #include <stdlib.h>
 #include <string.h>

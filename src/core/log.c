@@ -1,4 +1,4 @@
-#include "granflow/log.h"
+#include "core/log.h"
 
 #include <stdarg.h>
 

@@ -1,4 +1,4 @@
-#include "granflow/state.h"
+#include "core/state.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "granflow/timer.h"
+#include "core/timer.h"
 
 #include <string.h>
 #include <time.h>

@@ -1,10 +1,10 @@
-#include "granflow/forces.h"
+#include "diag/forces.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "granflow/csv_series.h"
-#include "granflow/io.h"
+#include "io/csv_series.h"
+#include "io/io.h"
 
 gf_status gf_forces_configure(gf_forces *fo, gf_config_block *root) {
     memset(fo, 0, sizeof *fo);

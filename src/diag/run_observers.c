@@ -1,9 +1,9 @@
-#include "granflow/run_observers.h"
+#include "diag/run_observers.h"
 
-#include "granflow/forces.h"
-#include "granflow/io.h"
-#include "granflow/stats.h"
-#include "granflow/tracks.h"
+#include "diag/forces.h"
+#include "io/io.h"
+#include "diag/stats.h"
+#include "diag/tracks.h"
 
 gf_status gf_run_observers_add(gf_observers *obs) {
     static const gf_observer_type *const types[] = {

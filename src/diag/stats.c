@@ -1,13 +1,13 @@
-#include "granflow/stats.h"
+#include "diag/stats.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/csv_series.h"
-#include "granflow/io.h"
-#include "granflow/log.h"
+#include "io/csv_series.h"
+#include "io/io.h"
+#include "core/log.h"
 
 gf_status gf_stats_configure(gf_stats *st, gf_config_block *root, const gf_sim *sim) {
     memset(st, 0, sizeof *st);

@@ -1,12 +1,12 @@
-#include "granflow/tracks.h"
+#include "diag/tracks.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/csv_series.h"
-#include "granflow/io.h"
+#include "io/csv_series.h"
+#include "io/io.h"
 
 static int cmp_id(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

@@ -1,11 +1,11 @@
-#include "granflow/geometry.h"
+#include "geometry/geometry.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 void gf_walls_init(gf_walls *w) {
     memset(w, 0, sizeof *w);

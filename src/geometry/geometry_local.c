@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/geometry.h"
-#include "granflow/vec.h"
+#include "geometry/geometry.h"
+#include "core/vec.h"
 
 void gf_walls_region(const gf_decomp *d, double halo, double lo[3], double hi[3]) {
     for (int a = 0; a < 3; ++a) {

@@ -1,10 +1,10 @@
-#include "granflow/geometry_mesh.h"
+#include "geometry/geometry_mesh.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 void gf_geometry_mesh_init(gf_geometry_mesh *m) {
     memset(m, 0, sizeof *m);

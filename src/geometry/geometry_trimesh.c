@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/geometry.h"
-#include "granflow/vec.h"
+#include "geometry/geometry.h"
+#include "core/vec.h"
 
 void gf_walls_free(gf_walls *w) {
     for (size_t k = 0; k < w->nmesh; ++k) {

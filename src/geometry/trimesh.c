@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/geometry.h"
-#include "granflow/vec.h"
+#include "geometry/geometry.h"
+#include "core/vec.h"
 
 void gf_trimesh_init(gf_trimesh *m) {
     memset(m, 0, sizeof *m);

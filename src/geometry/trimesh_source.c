@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "granflow/trimesh.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* A growing triangle soup. */
 typedef struct {

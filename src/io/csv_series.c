@@ -1,10 +1,10 @@
-#include "granflow/csv_series.h"
+#include "io/csv_series.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/io.h"
+#include "io/io.h"
 
 gf_status gf_csv_series_open(const char *path, const char *header, long resume_step,
                              const char *key, FILE **out) {

@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "granflow/error.h"
-#include "granflow/par.h"
-#include "granflow/sim.h"
-#include "granflow/state.h"
+#include "par/par.h"
+#include "sim/sim.h"
+#include "core/state.h"
 
 /* Datasets are written in chunks of about this size (each with its checksum). */
 #define CHUNK_BYTES ((size_t)1 << 20)

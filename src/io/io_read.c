@@ -1,6 +1,6 @@
 /* Reading granflow's HDF5 files: a checkpoint's configuration, header and state for a restart,
  * and particles from a snapshot or checkpoint named by a Particles block. */
-#include "granflow/io.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config_compare.h"
-#include "granflow/geometry_mesh.h"
-#include "granflow/log.h"
-#include "granflow/vec.h"
+#include "config/config_compare.h"
+#include "geometry/geometry_mesh.h"
+#include "core/log.h"
+#include "core/vec.h"
 #include "granflow/version.h"
 #include "h5file.h"
 #include "layout.h"

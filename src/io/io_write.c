@@ -1,7 +1,7 @@
 /* Writing granflow's HDF5 snapshots and checkpoints: a layout pass that adds up the bytes, the
  * space reserved, then the header, particles, contacts, warm start, state, geometry and materials
  * written by all ranks together (h5file.h). */
-#include "granflow/io.h"
+#include "io/io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "granflow/config_compare.h"
-#include "granflow/geometry_mesh.h"
-#include "granflow/log.h"
-#include "granflow/vec.h"
+#include "config/config_compare.h"
+#include "geometry/geometry_mesh.h"
+#include "core/log.h"
+#include "core/vec.h"
 #include "granflow/version.h"
 #include "h5file.h"
 #include "layout.h"

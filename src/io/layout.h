@@ -3,10 +3,10 @@
 #ifndef GF_IO_LAYOUT_H
 #define GF_IO_LAYOUT_H
 
-#include "granflow/geometry.h"
-#include "granflow/geometry_mesh.h"
-#include "granflow/particles.h"
-#include "granflow/sim.h"
+#include "geometry/geometry.h"
+#include "geometry/geometry_mesh.h"
+#include "body/particles.h"
+#include "sim/sim.h"
 
 /* The `format` attribute of the file's root. */
 #define FORMAT_SNAPSHOT "granflow snapshot 1"

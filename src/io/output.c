@@ -1,7 +1,7 @@
 /* The output of a run: its configuration (Output block), the directory and the space it needs,
  * when snapshots and checkpoints are written and what they are named, the checkpoint a signal
  * asks for, and the snapshot list a restart rebuilds. */
-#include "granflow/io.h"
+#include "io/io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "granflow/config_compare.h"
-#include "granflow/geometry_mesh.h"
-#include "granflow/log.h"
-#include "granflow/vec.h"
+#include "config/config_compare.h"
+#include "geometry/geometry_mesh.h"
+#include "core/log.h"
+#include "core/vec.h"
 #include "granflow/version.h"
 #include "h5file.h"
 #include "layout.h"

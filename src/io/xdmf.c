@@ -1,6 +1,6 @@
 /* XDMF: the .xmf file beside a run's snapshots that ParaView and VisIt open, one grid collection
  * per snapshot (particles, geometry, contacts), referring to the HDF5 datasets. */
-#include "granflow/io.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <stdio.h>

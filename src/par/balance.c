@@ -1,4 +1,4 @@
-#include "granflow/balance.h"
+#include "par/balance.h"
 
 #include <math.h>
 #include <stdlib.h>

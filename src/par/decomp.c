@@ -1,4 +1,4 @@
-#include "granflow/decomp.h"
+#include "par/decomp.h"
 
 #include <math.h>
 #include <stdlib.h>

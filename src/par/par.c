@@ -1,10 +1,10 @@
-#include "granflow/par.h"
+#include "par/par.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/log.h"
+#include "core/log.h"
 #include "granflow/trimesh.h"
 #include "par_internal.h"
 

@@ -1,4 +1,4 @@
-#include "granflow/exchange.h"
+#include "par/exchange.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/config.h"
-#include "granflow/io.h"
-#include "granflow/log.h"
-#include "granflow/par.h"
-#include "granflow/run_observers.h"
-#include "granflow/sim.h"
+#include "config/config.h"
+#include "io/io.h"
+#include "core/log.h"
+#include "par/par.h"
+#include "diag/run_observers.h"
+#include "sim/sim.h"
 #include "granflow/version.h"
 
 struct gf_run {

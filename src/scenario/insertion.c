@@ -1,14 +1,14 @@
-#include "granflow/insertion.h"
+#include "scenario/insertion.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
-#include "granflow/log.h"
-#include "granflow/rng.h"
-#include "granflow/vec.h"
+#include "body/bodies.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/vec.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Regions                                                                                    */

@@ -1,7 +1,7 @@
 /* Particle files: the Particles block, the CSV reader, the checks both formats share, and the
  * overlap checks against the particles placed after them. The HDF5 rows are read by
  * src/io/io_read.c (gf_io_read_particles), which also sends the particles to their owners. */
-#include "granflow/particle_file.h"
+#include "scenario/particle_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,13 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "granflow/bodies.h"
+#include "body/bodies.h"
 #include "granflow/collide.h"
-#include "granflow/contact.h"
-#include "granflow/decomp.h"
-#include "granflow/io.h"
-#include "granflow/log.h"
-#include "granflow/vec.h"
+#include "contact/contact.h"
+#include "par/decomp.h"
+#include "io/io.h"
+#include "core/log.h"
+#include "core/vec.h"
 
 #define NAME_LEN 64
 #define WHERE_LEN 1200

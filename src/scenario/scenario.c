@@ -1,12 +1,12 @@
-#include "granflow/scenario.h"
+#include "scenario/scenario.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/bodies.h"
-#include "granflow/rng.h"
+#include "body/bodies.h"
+#include "core/rng.h"
 
 /* The random sequence of a generator's particle draws, apart from its velocity streams. */
 static uint64_t mix_key(uint64_t seed, uint64_t layer) {

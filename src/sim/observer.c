@@ -1,4 +1,4 @@
-#include "granflow/observer.h"
+#include "sim/observer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/log.h"
+#include "core/log.h"
 
 /* The histogram bin of a step's residual against the tolerance (quarter decades from 1e-12 of
  * it; a residual of 0, or a tolerance of 0, is bin 0). */

@@ -3,7 +3,7 @@
 #ifndef GF_SIM_REPORT_H
 #define GF_SIM_REPORT_H
 
-#include "granflow/sim.h"
+#include "sim/sim.h"
 
 /* The tallies of a step, right after its solve: the figures of its contacts (before integration
  * and migration reorder the particles), the run's sums and maxima, the particles stepped and

@@ -1,4 +1,4 @@
-#include "granflow/sim.h"
+#include "sim/sim.h"
 
 #include <limits.h>
 #include <math.h>
@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "granflow/integrator.h"
-#include "granflow/bodies.h"
-#include "granflow/log.h"
-#include "granflow/particle_file.h"
-#include "granflow/scenario.h"
-#include "granflow/vec.h"
+#include "solver/integrator.h"
+#include "body/bodies.h"
+#include "core/log.h"
+#include "scenario/particle_file.h"
+#include "scenario/scenario.h"
+#include "core/vec.h"
 #include "report.h"
 
 gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {

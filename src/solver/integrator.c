@@ -1,9 +1,9 @@
-#include "granflow/integrator.h"
+#include "solver/integrator.h"
 
 #include <float.h>
 #include <math.h>
 
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 /* q' = exp(dt (0, w) / 2) * q: the exact solution of dq/dt = (0, w) * q / 2 for a constant
  * world-frame w, renormalised against the drift of rounding. */

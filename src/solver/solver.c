@@ -4,7 +4,7 @@
  * stopping test. Over 1000 lines as one concept: the hot loop, its skipping state and the
  * stopping test's measurement share the records' layout and are tuned together (docs/physics.md,
  * "The stopping test of the solver"); the kernels are files of their own. */
-#include "granflow/solver.h"
+#include "solver/solver.h"
 
 #include <float.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "granflow/manifold_kernel.h"
-#include "granflow/vec.h"
+#include "core/vec.h"
 
 _Static_assert(GF_MANIFOLD_MAX <= GF_MANIFOLD_KERNEL_MAX,
                "a collision query's manifold must fit one joint block");

@@ -4,7 +4,7 @@
 #ifndef GRANFLOW_MATERIAL_H
 #define GRANFLOW_MATERIAL_H
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
 
 #define GF_MAX_MATERIALS 16

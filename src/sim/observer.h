@@ -21,9 +21,9 @@
 
 #include <stddef.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/sim.h"
+#include "sim/sim.h"
 
 #define GF_MAX_OBSERVERS 16
 

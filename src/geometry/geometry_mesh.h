@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "granflow/error.h"
-#include "granflow/geometry.h"
+#include "geometry/geometry.h"
 
 #define GF_MESH_CYLINDER_SIDES 32
 

@@ -25,11 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "granflow/decomp.h"
+#include "par/decomp.h"
 #include "granflow/error.h"
-#include "granflow/par.h"
-#include "granflow/particles.h"
-#include "granflow/warmstart.h"
+#include "par/par.h"
+#include "body/particles.h"
+#include "contact/warmstart.h"
 
 typedef struct {
     const gf_par *par;

@@ -27,10 +27,10 @@
 
 #include <stdio.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/observer.h"
-#include "granflow/sim.h"
+#include "sim/observer.h"
+#include "sim/sim.h"
 
 typedef struct {
     long every;

@@ -7,12 +7,12 @@
 
 #include <stdint.h>
 
-#include "granflow/config.h"
-#include "granflow/contact.h"
+#include "config/config.h"
+#include "contact/contact.h"
 #include "granflow/contact_kernel.h"
 #include "granflow/error.h"
-#include "granflow/geometry.h"
-#include "granflow/particles.h"
+#include "geometry/geometry.h"
+#include "body/particles.h"
 
 typedef enum { GF_MODEL_FRICTIONLESS, GF_MODEL_COULOMB, GF_MODEL_MAXDISS } gf_contact_model;
 

@@ -6,7 +6,7 @@
 #ifndef GRANFLOW_RUN_OBSERVERS_H
 #define GRANFLOW_RUN_OBSERVERS_H
 
-#include "granflow/observer.h"
+#include "sim/observer.h"
 
 /* Initialises `obs` and adds the run's observers. */
 gf_status gf_run_observers_add(gf_observers *obs);

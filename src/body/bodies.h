@@ -31,11 +31,11 @@
 #include <stdint.h>
 
 #include "granflow/collide.h"
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/geometry.h"
-#include "granflow/material.h"
-#include "granflow/particles.h"
+#include "geometry/geometry.h"
+#include "body/material.h"
+#include "body/particles.h"
 #include "granflow/shape.h"
 
 /* Reads the Clump blocks into `clumps` (in the order of the configuration). */

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
 
 typedef enum {

@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/observer.h"
-#include "granflow/sim.h"
+#include "sim/observer.h"
+#include "sim/sim.h"
 
 /* The most ids one Tracks block selects. */
 #define GF_TRACKS_MAX 100000

@@ -12,10 +12,10 @@
 
 #include <stddef.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/observer.h"
-#include "granflow/sim.h"
+#include "sim/observer.h"
+#include "sim/sim.h"
 
 #define GF_IO_PATH 1024
 

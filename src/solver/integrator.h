@@ -4,7 +4,7 @@
 #ifndef GRANFLOW_INTEGRATOR_H
 #define GRANFLOW_INTEGRATOR_H
 
-#include "granflow/particles.h"
+#include "body/particles.h"
 
 /* For owned and ghost particles: v += dt g; w unchanged for isotropic bodies (spheres), else
  * the w' with R' I R'^T w' = R I R^T w, where R' is the orientation gf_integrate_positions

@@ -24,9 +24,9 @@
 
 #include <stdint.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/material.h"
+#include "body/material.h"
 #include "granflow/shape.h"
 
 #define GF_MIX_KINDS 16

@@ -6,21 +6,21 @@
 
 #include <stdint.h>
 
-#include "granflow/config.h"
-#include "granflow/contact.h"
+#include "config/config.h"
+#include "contact/contact.h"
 #include "granflow/error.h"
-#include "granflow/exchange.h"
-#include "granflow/geometry.h"
-#include "granflow/insertion.h"
-#include "granflow/material.h"
-#include "granflow/par.h"
-#include "granflow/particles.h"
-#include "granflow/scenario.h"
-#include "granflow/solver.h"
-#include "granflow/state.h"
-#include "granflow/balance.h"
-#include "granflow/timer.h"
-#include "granflow/warmstart.h"
+#include "par/exchange.h"
+#include "geometry/geometry.h"
+#include "scenario/insertion.h"
+#include "body/material.h"
+#include "par/par.h"
+#include "body/particles.h"
+#include "scenario/scenario.h"
+#include "solver/solver.h"
+#include "core/state.h"
+#include "par/balance.h"
+#include "core/timer.h"
+#include "contact/warmstart.h"
 
 /* The contacts of a step on this rank: the solved set (speculative pairs within the margin
  * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),

@@ -17,11 +17,11 @@
 
 #include <stdio.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/geometry.h"
-#include "granflow/observer.h"
-#include "granflow/sim.h"
+#include "geometry/geometry.h"
+#include "sim/observer.h"
+#include "sim/sim.h"
 
 typedef struct {
     long every; /* 0: off */

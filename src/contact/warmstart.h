@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "granflow/contact.h"
+#include "contact/contact.h"
 #include "granflow/error.h"
-#include "granflow/particles.h"
+#include "body/particles.h"
 
 /* The table is in key order (a, b, pt) after every operation below but gf_warmstart_store, which
  * leaves it in the order of the contacts: the step's lookups (gf_warmstart_apply) go through a

@@ -16,7 +16,7 @@
 #define GRANFLOW_BALANCE_H
 #include <stdint.h>
 
-#include "granflow/decomp.h"
+#include "par/decomp.h"
 #include "granflow/error.h"
 
 /* Histogram bins per subdomain along an axis: the resolution of a cut is a 1/32 of a slab. */

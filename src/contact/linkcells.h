@@ -20,7 +20,7 @@
 
 #include "granflow/collide.h"
 #include "granflow/error.h"
-#include "granflow/particles.h"
+#include "body/particles.h"
 
 /* A particle's centre and radius, copied for the pair tests. */
 typedef struct {

@@ -11,12 +11,12 @@
 
 #include <stddef.h>
 
-#include "granflow/config.h"
-#include "granflow/decomp.h"
+#include "config/config.h"
+#include "par/decomp.h"
 #include "granflow/error.h"
-#include "granflow/material.h"
+#include "body/material.h"
 #include "granflow/shape.h"
-#include "granflow/state.h"
+#include "core/state.h"
 #include "granflow/trimesh.h"
 
 #define GF_MAX_WALLS 64

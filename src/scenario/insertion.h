@@ -25,15 +25,15 @@
 
 #include <stdint.h>
 
-#include "granflow/config.h"
-#include "granflow/decomp.h"
+#include "config/config.h"
+#include "par/decomp.h"
 #include "granflow/error.h"
-#include "granflow/geometry.h"
-#include "granflow/material.h"
-#include "granflow/par.h"
-#include "granflow/particles.h"
-#include "granflow/shape_mix.h"
-#include "granflow/state.h"
+#include "geometry/geometry.h"
+#include "body/material.h"
+#include "par/par.h"
+#include "body/particles.h"
+#include "body/shape_mix.h"
+#include "core/state.h"
 
 #define GF_MAX_INSERTS 16
 #define GF_MAX_OUTLETS 16

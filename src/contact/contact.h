@@ -12,10 +12,10 @@
 
 #include "granflow/collide.h"
 #include "granflow/error.h"
-#include "granflow/geometry.h"
-#include "granflow/linkcells.h"
-#include "granflow/material.h"
-#include "granflow/particles.h"
+#include "geometry/geometry.h"
+#include "contact/linkcells.h"
+#include "body/material.h"
+#include "body/particles.h"
 
 typedef struct {
     size_t count, capacity;

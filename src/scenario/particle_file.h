@@ -33,10 +33,10 @@
 
 #include <stdint.h>
 
-#include "granflow/config.h"
+#include "config/config.h"
 #include "granflow/error.h"
-#include "granflow/material.h"
-#include "granflow/sim.h"
+#include "body/material.h"
+#include "sim/sim.h"
 
 #define GF_PARTICLE_FILE_PATH 1024
 /* Overlaps with walls and obstacles beyond this share of the bounding radius are errors, between
