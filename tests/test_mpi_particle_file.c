@@ -14,7 +14,7 @@
 #include "config/config.h"
 #include "io/io.h"
 #include "core/log.h"
-#include "scenario/particle_file.h"
+#include "sim/particle_file.h"
 #include "sim/sim.h"
 #include "core/vec.h"
 #include "test_util.h"

@@ -75,22 +75,6 @@ gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **t
  * read in slabs and sent to their owners. Corrupt, truncated or foreign files are errors. */
 gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path);
 
-/* Collective: this rank's even share of the particle rows of a granflow snapshot or checkpoint
- * written at any rank count (independent reads, no rank reads everything). The records hold each
- * row as stored: id, position, orientation, velocities, material and shape (files without shapes
- * hold spheres of the stored radius); radius, inverse mass and inertia are not set, mass[i] is the
- * row's mass (kg, 0: infinite). *recs and *mass are malloc'd; the caller checks the values. */
-gf_status gf_io_read_particles(const gf_sim *sim, const char *path, gf_particle **recs,
-                               double **mass, size_t *n);
-
-/* Collective: adds the records each rank holds to the rank owning their centre (all to this rank
- * without a decomposition). Positions must lie in the box (periodic ones wrapped). */
-gf_status gf_io_place_particles(gf_sim *sim, const gf_particle *recs, size_t n);
-
-/* Collective: no id is held twice among the owned particles of all ranks; otherwise an input
- * error "'path': particle id N appears twice" followed by `hint` (may be NULL). */
-gf_status gf_io_check_unique_ids(const gf_sim *sim, const char *path, const char *hint);
-
 /* mkdir -p for one process (no MPI). */
 gf_status gf_io_mkdirs(const char *dir);
 

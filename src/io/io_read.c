@@ -14,7 +14,8 @@
 #include "core/log.h"
 #include "core/vec.h"
 #include "granflow/version.h"
-#include "h5file.h"
+#include "h5/h5file.h"
+#include "h5/particle_rows.h"
 #include "layout.h"
 
 /* Checks the "format" attribute (local: the caller agrees). */
@@ -28,7 +29,7 @@ static void check_format(gf_h5file *f, const char *want, const char *what) {
 gf_status gf_io_read_configuration(const gf_sim *sim, const char *path, char **text) {
     *text = NULL;
     gf_h5file f;
-    GF_TRY(gf_h5_open(&f, sim, path, 0));
+    GF_TRY(gf_h5_open(&f, sim->par, path, 0));
     check_format(&f, FORMAT_CHECKPOINT, "checkpoint");
     size_t len = 0;
     int present = 0;
@@ -113,86 +114,6 @@ static void read_header(gf_h5file *f, const gf_sim *sim, ckpt_header *h) {
     gf_h5_agree(f);
 }
 
-/* The particle columns of the rows this rank reads: the inverse mass and inertia of a checkpoint
- * (restart) or the mass every granflow file holds (particle files, which recompute the rest). */
-typedef struct {
-    size_t n;
-    int64_t *id;
-    double *x, *v, *w, *q, *r, *im, *ii, *mass, *dim;
-    int32_t *mat, *shape, *clump;
-} particle_rows;
-
-static void particle_rows_free(particle_rows *p) {
-    free(p->id);
-    free(p->x);
-    free(p->v);
-    free(p->w);
-    free(p->q);
-    free(p->r);
-    free(p->im);
-    free(p->ii);
-    free(p->mass);
-    free(p->mat);
-    free(p->dim);
-    free(p->shape);
-    free(p->clump);
-    memset(p, 0, sizeof *p);
-}
-
-/* Rows first .. first + n - 1 of N; with `inverse` the inverse mass and inertia (checkpoints
- * only), else the mass (snapshots and checkpoints). */
-static void read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, size_t N, int inverse,
-                               particle_rows *p) {
-    memset(p, 0, sizeof *p);
-    if (f->st != GF_OK)
-        return;
-    p->n = n;
-    p->id = gf_malloc(n + 1, sizeof *p->id);
-    p->x = gf_malloc(3 * n + 1, sizeof *p->x);
-    p->v = gf_malloc(3 * n + 1, sizeof *p->v);
-    p->w = gf_malloc(3 * n + 1, sizeof *p->w);
-    p->q = gf_malloc(4 * n + 1, sizeof *p->q);
-    p->r = gf_malloc(n + 1, sizeof *p->r);
-    if (inverse) {
-        p->im = gf_malloc(n + 1, sizeof *p->im);
-        p->ii = gf_malloc(3 * n + 1, sizeof *p->ii);
-    } else {
-        p->mass = gf_malloc(n + 1, sizeof *p->mass);
-    }
-    p->mat = gf_malloc(n + 1, sizeof *p->mat);
-    p->dim = gf_calloc(3 * n + 1, sizeof *p->dim);
-    p->shape = gf_calloc(n + 1, sizeof *p->shape);
-    p->clump = gf_malloc(n + 1, sizeof *p->clump);
-    if (!p->id || !p->x || !p->v || !p->w || !p->q || !p->r || (inverse && (!p->im || !p->ii)) ||
-        (!inverse && !p->mass) || !p->mat || !p->dim || !p->shape || !p->clump)
-        gf_h5_local(f, gf_error_status());
-    gf_h5_agree(f);
-    gf_h5_dset_read(f, g, "id", H5T_NATIVE_INT64, 1, n, first, N, p->id);
-    gf_h5_dset_read(f, g, "position", H5T_NATIVE_DOUBLE, 3, n, first, N, p->x);
-    gf_h5_dset_read(f, g, "velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, p->v);
-    gf_h5_dset_read(f, g, "angular_velocity", H5T_NATIVE_DOUBLE, 3, n, first, N, p->w);
-    gf_h5_dset_read(f, g, "orientation", H5T_NATIVE_DOUBLE, 4, n, first, N, p->q);
-    gf_h5_dset_read(f, g, "radius", H5T_NATIVE_DOUBLE, 1, n, first, N, p->r);
-    if (inverse) {
-        gf_h5_dset_read(f, g, "inverse_mass", H5T_NATIVE_DOUBLE, 1, n, first, N, p->im);
-        gf_h5_dset_read(f, g, "inverse_inertia", H5T_NATIVE_DOUBLE, 3, n, first, N, p->ii);
-    } else {
-        gf_h5_dset_read(f, g, "mass", H5T_NATIVE_DOUBLE, 1, n, first, N, p->mass);
-    }
-    gf_h5_dset_read(f, g, "material", H5T_NATIVE_INT32, 1, n, first, N, p->mat);
-    /* Checkpoints before granflow 0.2 hold spheres only, of the radius read. */
-    if (f->st == GF_OK && H5Lexists(g, "shape", H5P_DEFAULT) > 0) {
-        gf_h5_dset_read(f, g, "shape", H5T_NATIVE_INT32, 1, n, first, N, p->shape);
-        gf_h5_dset_read(f, g, "dimensions", H5T_NATIVE_DOUBLE, 3, n, first, N, p->dim);
-        gf_h5_dset_read(f, g, "clump", H5T_NATIVE_INT32, 1, n, first, N, p->clump);
-    } else if (f->st == GF_OK) {
-        for (size_t i = 0; i < n; ++i) {
-            p->dim[3 * i] = p->r[i];
-            p->clump[i] = -1;
-        }
-    }
-}
-
 /* The items of /state, each module's run state (gf_sim_restore_state gives them meaning);
  * local reads: the caller agrees. */
 static void read_state(gf_h5file *f, gf_state *s) {
@@ -203,8 +124,6 @@ static void read_state(gf_h5file *f, gf_state *s) {
     gf_h5_agree(f);
 }
 
-/* The particles into the simulation: kept in file order when the layout is unchanged, else sent
- * to their owners. Collective; returns the agreed status. */
 /* What no run writes into a checkpoint: NULL if the particle is plausible, else what is wrong
  * with it (a bit flip or a foreign writer). */
 static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t next_id, char *why,
@@ -249,142 +168,12 @@ static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t 
     return why;
 }
 
-static int cmp_id(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-gf_status gf_io_check_unique_ids(const gf_sim *sim, const char *path, const char *hint) {
-    const gf_particles *pp = &sim->particles;
-    int P = sim->par ? sim->par->size : 1;
-    size_t n = pp->n_local;
-    int64_t *ids = NULL;
-    size_t nin = 0;
-    gf_status st = GF_OK;
-    /* Each id goes to the rank id mod P, which sorts what it gets. */
-    if (P == 1) {
-        ids = gf_malloc(n + 1, sizeof *ids);
-        if (!ids)
-            st = gf_error_status();
-        else
-            memcpy(ids, pp->id, n * sizeof *ids);
-        nin = n;
-    } else {
-        size_t *counts = gf_calloc((size_t)P, sizeof *counts);
-        size_t *fill = gf_calloc((size_t)P + 1, sizeof *fill);
-        int64_t *out = gf_malloc(n + 1, sizeof *out);
-        if (!counts || !fill || !out)
-            st = gf_error_status();
-        for (size_t i = 0; st == GF_OK && i < n; ++i)
-            counts[(uint64_t)pp->id[i] % (uint64_t)P]++;
-        for (int k = 0; st == GF_OK && k < P; ++k)
-            fill[k + 1] = fill[k] + counts[k];
-        for (size_t i = 0; st == GF_OK && i < n; ++i)
-            out[fill[(uint64_t)pp->id[i] % (uint64_t)P]++] = pp->id[i];
-        for (int k = 0; st == GF_OK && k < P; ++k)
-            counts[k] *= sizeof(int64_t);
-        void *in = NULL;
-        size_t inlen = 0;
-        st = gf_par_agree(sim->par, st, NULL);
-        if (st == GF_OK)
-            st = gf_par_alltoallv_bytes(sim->par, out, counts, &in, &inlen);
-        ids = in;
-        nin = inlen / sizeof(int64_t);
-        free(counts);
-        free(fill);
-        free(out);
-    }
-    if (st == GF_OK && nin > 1) {
-        qsort(ids, nin, sizeof *ids, cmp_id);
-        for (size_t i = 1; i < nin; ++i)
-            if (ids[i] == ids[i - 1]) {
-                st = GF_ERROR(GF_ERR_INPUT, "'%s': particle id %lld appears twice%s", path,
-                              (long long)ids[i], hint ? hint : "");
-                break;
-            }
-    }
-    free(ids);
-    if (sim->par)
-        st = gf_par_agree(sim->par, st, NULL);
-    return st;
-}
-
-gf_status gf_io_place_particles(gf_sim *sim, const gf_particle *recs, size_t n) {
-    gf_status st = GF_OK;
-    if (!sim->distributed) {
-        for (size_t i = 0; i < n && st == GF_OK; ++i)
-            st = gf_particles_add(&sim->particles, &recs[i]);
-        if (sim->par)
-            st = gf_par_agree(sim->par, st, NULL);
-        return st;
-    }
-    int P = sim->par->size;
-    size_t *counts = gf_calloc((size_t)P, sizeof *counts);
-    size_t *fill = gf_calloc((size_t)P + 1, sizeof *fill);
-    gf_particle *sendbuf = gf_malloc(n + 1, sizeof *sendbuf);
-    if (!counts || !fill || !sendbuf)
-        st = gf_error_status();
-    for (size_t i = 0; i < n && st == GF_OK; ++i)
-        counts[gf_decomp_owner(&sim->xch.decomp, recs[i].x)]++;
-    for (int k = 0; k < P && st == GF_OK; ++k)
-        fill[k + 1] = fill[k] + counts[k];
-    for (size_t i = 0; i < n && st == GF_OK; ++i)
-        sendbuf[fill[gf_decomp_owner(&sim->xch.decomp, recs[i].x)]++] = recs[i];
-    for (int k = 0; k < P && st == GF_OK; ++k)
-        counts[k] *= sizeof(gf_particle);
-    /* The all-to-all is collective: every rank enters it or none does. */
-    st = gf_par_agree(sim->par, st, NULL);
-    void *in = NULL;
-    size_t inlen = 0;
-    if (st == GF_OK)
-        st = gf_par_alltoallv_bytes(sim->par, sendbuf, counts, &in, &inlen);
-    if (st == GF_OK)
-        st = gf_particles_reserve(&sim->particles,
-                                  sim->particles.n_local + inlen / sizeof(gf_particle));
-    for (size_t k = 0; st == GF_OK && k < inlen / sizeof(gf_particle); ++k) {
-        gf_particle pr;
-        memcpy(&pr, (char *)in + k * sizeof pr, sizeof pr);
-        st = gf_particles_add(&sim->particles, &pr);
-    }
-    free(in);
-    free(counts);
-    free(fill);
-    free(sendbuf);
-    return gf_par_agree(sim->par, st, NULL);
-}
-
-/* The rows as particle records: pose, velocities, shape and material as stored; the inverse mass
- * and inertia too when the rows hold them (checkpoints). */
-static gf_particle *rows_to_records(const particle_rows *rows) {
-    size_t n = rows->n;
-    gf_particle *recs = gf_malloc(n + 1, sizeof *recs);
-    for (size_t i = 0; recs && i < n; ++i) {
-        gf_particle *p = &recs[i];
-        memset(p, 0, sizeof *p);
-        p->id = rows->id[i];
-        for (int c = 0; c < 3; ++c) {
-            p->x[c] = rows->x[3 * i + c];
-            p->v[c] = rows->v[3 * i + c];
-            p->w[c] = rows->w[3 * i + c];
-            p->inv_inertia[c] = rows->ii ? rows->ii[3 * i + c] : 0.0;
-        }
-        for (int c = 0; c < 4; ++c)
-            p->q[c] = rows->q[4 * i + c];
-        p->radius = rows->r[i];
-        p->shape.type = rows->shape[i];
-        p->shape.clump = rows->clump[i];
-        for (int c = 0; c < 3; ++c)
-            p->shape.dim[c] = rows->dim[3 * i + c];
-        p->inv_mass = rows->im ? rows->im[i] : 0.0;
-        p->material = rows->mat[i];
-    }
-    return recs;
-}
-
-static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int same, const char *path,
+/* The particles into the simulation: kept in file order when the layout is unchanged, else sent
+ * to their owners. Collective; returns the agreed status. */
+static gf_status place_particles(gf_sim *sim, const gf_h5_particle_rows *rows, int same, const char *path,
                                  int64_t next_id) {
     size_t n = rows->n;
-    gf_particle *recs = rows_to_records(rows);
+    gf_particle *recs = gf_h5_particle_rows_records(rows);
     gf_status st = recs ? GF_OK : gf_error_status();
     for (size_t i = 0; st == GF_OK && i < n; ++i) {
         gf_particle *p = &recs[i];
@@ -408,59 +197,10 @@ static gf_status place_particles(gf_sim *sim, const particle_rows *rows, int sam
         if (sim->par)
             st = gf_par_agree(sim->par, st, NULL);
     } else if (st == GF_OK) {
-        st = gf_io_place_particles(sim, recs, n);
+        st = gf_sim_place_particles(sim, recs, n);
     }
     free(recs);
     return st;
-}
-
-gf_status gf_io_read_particles(const gf_sim *sim, const char *path, gf_particle **recs,
-                               double **mass, size_t *n) {
-    *recs = NULL;
-    *mass = NULL;
-    *n = 0;
-    gf_h5file f;
-    GF_TRY(gf_h5_open(&f, sim, path, 0));
-    char format[64] = "";
-    gf_h5_attr_read_string(&f, f.file, "format", format, sizeof format);
-    if (f.local == GF_OK && strcmp(format, FORMAT_SNAPSHOT) != 0 &&
-        strcmp(format, FORMAT_CHECKPOINT) != 0)
-        H5_FAIL(&f, "'%s' is a '%s' file, not a granflow snapshot or checkpoint", path, format);
-    long long count = 0;
-    gf_h5_attr_read(&f, f.file, "particle_count", H5T_NATIVE_LLONG, 1, &count);
-    if (f.local == GF_OK && count < 0)
-        H5_FAIL(&f, "'%s' has a negative particle_count %lld", path, count);
-    hid_t g = gf_h5_group_open(&f, "particles");
-    gf_h5_agree(&f);
-    /* An even slab of rows per rank, whatever the rank count that wrote the file. */
-    size_t N = f.st == GF_OK ? (size_t)count : 0;
-    size_t first = N * (size_t)f.rank / (size_t)f.size;
-    size_t rows_n = N * (size_t)(f.rank + 1) / (size_t)f.size - first;
-    particle_rows rows;
-    read_particle_rows(&f, g, first, rows_n, N, 0, &rows);
-    if (g >= 0)
-        H5Gclose(g);
-    gf_status st = gf_h5_close(&f);
-    if (st == GF_OK) {
-        *recs = rows_to_records(&rows);
-        *mass = gf_malloc(rows_n + 1, sizeof **mass);
-        if (!*recs || !*mass)
-            st = gf_error_status();
-        else
-            memcpy(*mass, rows.mass, rows_n * sizeof **mass);
-        if (sim->par)
-            st = gf_par_agree(sim->par, st, NULL);
-    }
-    particle_rows_free(&rows);
-    if (st != GF_OK) {
-        free(*recs);
-        free(*mass);
-        *recs = NULL;
-        *mass = NULL;
-        return st;
-    }
-    *n = rows_n;
-    return GF_OK;
 }
 
 /* The warm-start table from the rows read: all of them on an unchanged layout, else those whose
@@ -520,7 +260,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         st = gf_par_agree(sim->par, st, NULL);
     GF_TRY(st);
     gf_h5file f;
-    GF_TRY(gf_h5_open(&f, sim, path, 0));
+    GF_TRY(gf_h5_open(&f, sim->par, path, 0));
     ckpt_header h;
     read_header(&f, sim, &h);
     int nranks = f.st == GF_OK ? h.nranks : 0;
@@ -545,8 +285,8 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     }
     if (same && sim->distributed)
         read_cuts(&f, sim);
-    particle_rows rows;
-    read_particle_rows(&f, g, first, n, N, 1, &rows);
+    gf_h5_particle_rows rows;
+    gf_h5_read_particle_rows(&f, g, first, n, N, 1, &rows);
     /* The ghost lists the writer kept, rebuilt only on its layout (its owners and order). */
     double ghost_range = 0.0, *ghost_ref = NULL;
     if (f.st == GF_OK && same && sim->distributed &&
@@ -612,7 +352,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     if (st == GF_OK)
-        st = gf_io_check_unique_ids(sim, path, " (a damaged checkpoint?)");
+        st = gf_sim_check_unique_ids(sim, path, " (a damaged checkpoint?)");
     if (st == GF_OK)
         st = place_warmstart(sim, wn, wpair, wpoint, wimp, same);
     if (st == GF_OK && ghost_ref)
@@ -621,7 +361,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
         st = gf_sim_restore_state(sim, &state);
     gf_state_free(&state);
     free(ghost_ref);
-    particle_rows_free(&rows);
+    gf_h5_particle_rows_free(&rows);
     free(offs);
     free(woffs);
     free(wpair);

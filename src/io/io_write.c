@@ -21,7 +21,7 @@
 #include "core/log.h"
 #include "core/vec.h"
 #include "granflow/version.h"
-#include "h5file.h"
+#include "h5/h5file.h"
 #include "layout.h"
 /* ------------------------------------------------------------------------------------------ */
 /* Writing                                                                                    */
@@ -620,7 +620,7 @@ static void checkpoint_body(gf_h5file *f, const gf_output *o, const gf_sim *sim)
 static gf_status layout_bytes(file_writer body, const gf_output *o, const gf_sim *sim,
                               double *bytes) {
     gf_h5file f;
-    gf_h5_init(&f, sim, "");
+    gf_h5_init(&f, sim->par, "");
     f.counting = 1;
     body(&f, o, sim);
     *bytes = 1.05 * f.bytes + 65536.0;
@@ -658,7 +658,7 @@ static gf_status write_file(file_writer body, const gf_output *o, const gf_sim *
     double bytes = 0.0;
     GF_TRY(layout_bytes(body, o, sim, &bytes));
     gf_h5file f;
-    GF_TRY(gf_h5_open(&f, sim, path, 1));
+    GF_TRY(gf_h5_open(&f, sim->par, path, 1));
     reserve(&f, bytes);
     body(&f, o, sim);
     gf_status st = gf_h5_close(&f);

@@ -8,9 +8,7 @@
 #include "body/particles.h"
 #include "sim/sim.h"
 
-/* The `format` attribute of the file's root. */
-#define FORMAT_SNAPSHOT "granflow snapshot 1"
-#define FORMAT_CHECKPOINT "granflow checkpoint 1"
+#include "h5/format.h"
 
 /* The root attributes of the decomposition's cuts along x, y and z. */
 extern const char *const gf_io_layout_cuts[3];

@@ -21,7 +21,7 @@
 #include "core/log.h"
 #include "core/vec.h"
 #include "granflow/version.h"
-#include "h5file.h"
+#include "h5/h5file.h"
 #include "layout.h"
 
 static volatile sig_atomic_t checkpoint_requested = 0;

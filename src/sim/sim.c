@@ -9,7 +9,7 @@
 #include "solver/integrator.h"
 #include "body/bodies.h"
 #include "core/log.h"
-#include "scenario/particle_file.h"
+#include "sim/particle_file.h"
 #include "scenario/scenario.h"
 #include "core/vec.h"
 #include "report.h"

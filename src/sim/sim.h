@@ -220,6 +220,13 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks);
  * needs the configured simulation. The checkpoint writer stores the items, the reader gives them
  * back: a module with new state adds it here, not in io/. */
 gf_status gf_sim_save_state(const gf_sim *sim, gf_state *s);
+
+/* Collective: adds the records each rank holds to the rank owning their centre (all to this rank
+ * without a decomposition). Positions must lie in the box (periodic ones wrapped). */
+gf_status gf_sim_place_particles(gf_sim *sim, const gf_particle *recs, size_t n);
+/* Collective: no id is held twice among the owned particles of all ranks; otherwise an input
+ * error "'path': particle id N appears twice" followed by `hint` (may be NULL). */
+gf_status gf_sim_check_unique_ids(const gf_sim *sim, const char *path, const char *hint);
 /* Collective: the ghosts take their owners' current state again, after a program changed the
  * owned particles between steps (gf_run_set_velocities). */
 gf_status gf_sim_refresh_ghosts(gf_sim *sim);

@@ -1,5 +1,5 @@
 /* The HDF5 file layer (h5file.h). */
-#include "h5file.h"
+#include "h5/h5file.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +28,11 @@ hid_t gf_h5_group_create(gf_h5file *f, const char *name) {
     return g;
 }
 
-void gf_h5_comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size) {
-    if (sim->par) {
-        *comm = sim->par->comm;
-        *rank = sim->par->rank;
-        *size = sim->par->size;
+void gf_h5_comm_of(const gf_par *par, MPI_Comm *comm, int *rank, int *size) {
+    if (par) {
+        *comm = par->comm;
+        *rank = par->rank;
+        *size = par->size;
     } else {
         *comm = MPI_COMM_SELF;
         *rank = 0;
@@ -48,18 +48,18 @@ hid_t gf_h5_serial_open(const char *path, unsigned mode) {
     return file;
 }
 
-void gf_h5_init(gf_h5file *f, const gf_sim *sim, const char *path) {
+void gf_h5_init(gf_h5file *f, const gf_par *par, const char *path) {
     memset(f, 0, sizeof *f);
-    f->par = sim->par;
+    f->par = par;
     f->path = path;
     f->file = -1;
     f->dxpl = -1;
-    gf_h5_comm_of(sim, &f->comm, &f->rank, &f->size);
+    gf_h5_comm_of(par, &f->comm, &f->rank, &f->size);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors become granflow messages */
 }
 
-gf_status gf_h5_open(gf_h5file *f, const gf_sim *sim, const char *path, int create) {
-    gf_h5_init(f, sim, path);
+gf_status gf_h5_open(gf_h5file *f, const gf_par *par, const char *path, int create) {
+    gf_h5_init(f, par, path);
     /* In a collective open rank 0 reads the superblock and sends it to the others: a file it
      * cannot parse leaves them waiting. So rank 0 first opens the file alone, and all agree. */
     if (!create && f->rank == 0) {

@@ -1,9 +1,10 @@
-/* The HDF5 file layer of granflow's snapshots and checkpoints (internal to src/io): a file
+/* The HDF5 file layer of granflow's snapshots and checkpoints (module h5, below the simulation:
+ * its writer and reader in io/ and the particle files of sim/ use it): a file
  * opened or created by every rank together through HDF5's MPI-IO driver, attributes, datasets
  * written and read in checksummed chunks by rows, and the agreement of all ranks on failures.
  * With the par module, the only place with MPI calls. */
-#ifndef GF_IO_H5FILE_H
-#define GF_IO_H5FILE_H
+#ifndef GF_H5_H5FILE_H
+#define GF_H5_H5FILE_H
 
 #include <hdf5.h>
 #include <stddef.h>
@@ -11,7 +12,6 @@
 
 #include "granflow/error.h"
 #include "par/par.h"
-#include "sim/sim.h"
 #include "core/state.h"
 
 /* Datasets are written in chunks of about this size (each with its checksum). */
@@ -54,16 +54,16 @@ gf_status gf_h5_agree(gf_h5file *f);
 /* Groups of a file being written; in the layout pass there is no file (-1 then). */
 hid_t gf_h5_group_create(gf_h5file *f, const char *name);
 
-void gf_h5_comm_of(const gf_sim *sim, MPI_Comm *comm, int *rank, int *size);
+void gf_h5_comm_of(const gf_par *par, MPI_Comm *comm, int *rank, int *size);
 
 /* Opens `path` with the serial driver on this rank alone (file locking off: parallel file
  * systems often lack it), read-write or read-only; -1 if it is no readable HDF5 file. */
 hid_t gf_h5_serial_open(const char *path, unsigned mode);
 
-void gf_h5_init(gf_h5file *f, const gf_sim *sim, const char *path);
+void gf_h5_init(gf_h5file *f, const gf_par *par, const char *path);
 
 /* Collective; returns the agreed status. On failure nothing is left open. */
-gf_status gf_h5_open(gf_h5file *f, const gf_sim *sim, const char *path, int create);
+gf_status gf_h5_open(gf_h5file *f, const gf_par *par, const char *path, int create);
 
 /* Collective; returns the agreed status of everything done with the file. */
 gf_status gf_h5_close(gf_h5file *f);

@@ -1,7 +1,7 @@
 /* Particle files: the Particles block, the CSV reader, the checks both formats share, and the
  * overlap checks against the particles placed after them. The HDF5 rows are read by
- * src/io/io_read.c (gf_io_read_particles), which also sends the particles to their owners. */
-#include "scenario/particle_file.h"
+ * the h5 module (gf_h5_read_particles); the simulation sends the particles to their owners. */
+#include "sim/particle_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "granflow/collide.h"
 #include "contact/contact.h"
 #include "par/decomp.h"
-#include "io/io.h"
+#include "h5/particle_rows.h"
 #include "core/log.h"
 #include "core/vec.h"
 
@@ -662,7 +662,7 @@ static gf_status load_csv(gf_particle_file *pf, gf_sim *sim, const gf_decomp *wr
             st = gf_par_allreduce_i64(sim->par, &flag, 1, GF_PAR_MAX);
         done = flag;
         if (st == GF_OK)
-            st = gf_io_place_particles(sim, recs, n);
+            st = gf_sim_place_particles(sim, recs, n);
     }
     if (st == GF_OK && root)
         st = check_ids(&r);
@@ -685,7 +685,7 @@ static gf_status load_hdf5(gf_particle_file *pf, gf_sim *sim, const gf_decomp *w
     double *mass = NULL;
     size_t n = 0;
     GF_TRY(
-        gf_error_context(gf_io_read_particles(sim, pf->path, &recs, &mass, &n), "%s", pf->where));
+        gf_error_context(gf_h5_read_particles(sim->par, pf->path, &recs, &mass, &n), "%s", pf->where));
     gf_status st = GF_OK;
     for (size_t i = 0; i < n && st == GF_OK; ++i) {
         gf_particle row = recs[i];
@@ -702,11 +702,11 @@ static gf_status load_hdf5(gf_particle_file *pf, gf_sim *sim, const gf_decomp *w
     for (int64_t k = 0; k < rounds && st == GF_OK; ++k) {
         size_t a = (size_t)k * round < n ? (size_t)k * round : n;
         size_t b = a + round < n ? a + round : n;
-        st = gf_io_place_particles(sim, recs + a, b - a);
+        st = gf_sim_place_particles(sim, recs + a, b - a);
     }
     free(recs);
     if (st == GF_OK)
-        st = gf_io_check_unique_ids(sim, pf->path, ": ids are unique");
+        st = gf_sim_check_unique_ids(sim, pf->path, ": ids are unique");
     return agree(sim, st);
 }
 
