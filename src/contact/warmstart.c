@@ -392,3 +392,60 @@ gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair, c
     gf_warmstart_free(&rows);
     return st;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Migration                                                                                  */
+
+/* An entry as it travels between ranks. */
+typedef struct {
+    int64_t a, b;
+    int32_t pt;
+    double l[3];
+} wire_entry;
+
+gf_status gf_warmstart_pack(void *ctx, const int64_t *ids, size_t n, void **data, size_t *len) {
+    gf_warmstart *ws = ctx;
+    *data = NULL;
+    *len = 0;
+    gf_warmstart moving;
+    gf_warmstart_init(&moving);
+    gf_status st = gf_warmstart_take(ws, ids, n, &moving);
+    wire_entry *out = NULL;
+    if (st == GF_OK && moving.n > 0) {
+        out = gf_malloc(moving.n, sizeof *out);
+        if (!out)
+            st = gf_error_status();
+    }
+    for (size_t k = 0; st == GF_OK && k < moving.n; ++k) {
+        memset(&out[k], 0, sizeof out[k]); /* no uninitialised padding on the wire */
+        out[k].a = moving.a[k];
+        out[k].b = moving.b[k];
+        out[k].pt = moving.pt[k];
+        for (int c = 0; c < 3; ++c)
+            out[k].l[c] = moving.l[c][k];
+    }
+    if (st == GF_OK && out) {
+        *data = out;
+        *len = moving.n * sizeof *out;
+    } else {
+        free(out);
+    }
+    gf_warmstart_free(&moving);
+    return st;
+}
+
+gf_status gf_warmstart_unpack(void *ctx, const void *data, size_t len) {
+    gf_warmstart *ws = ctx;
+    gf_warmstart incoming;
+    gf_warmstart_init(&incoming);
+    gf_status st = GF_OK;
+    for (size_t k = 0; k < len / sizeof(wire_entry) && st == GF_OK; ++k) {
+        wire_entry e;
+        memcpy(&e, (const char *)data + k * sizeof e, sizeof e);
+        st = gf_warmstart_append(&incoming, e.a, e.b, e.pt, e.l);
+    }
+    if (st == GF_OK)
+        st = gf_warmstart_merge(ws, &incoming);
+    gf_warmstart_free(&incoming);
+    return st;
+}

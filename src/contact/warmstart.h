@@ -40,6 +40,11 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
 gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, gf_warmstart *out);
 /* Adds the entries of `in`, which must be in key order (a linear merge of the two tables). */
 gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in);
+/* The table's side of migration (par/exchange.h's gf_exchange_payload, ctx a gf_warmstart):
+ * the entries whose first id is in `ids` (sorted ascending) leave the table as bytes, and bytes
+ * received are merged in. */
+gf_status gf_warmstart_pack(void *ws, const int64_t *ids, size_t n, void **data, size_t *len);
+gf_status gf_warmstart_unpack(void *ws, const void *data, size_t len);
 /* Adds one entry at its place: O(1) when keys come in increasing order, O(n) otherwise (use
  * gf_warmstart_insert for many entries in no particular order). */
 gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt,

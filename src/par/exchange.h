@@ -29,7 +29,6 @@
 #include "granflow/error.h"
 #include "par/par.h"
 #include "body/particles.h"
-#include "contact/warmstart.h"
 
 typedef struct {
     const gf_par *par;
@@ -87,9 +86,20 @@ void gf_exchange_free(gf_exchange *x);
 /* The colour of the grid cell at coords (see gf_exchange.color) and the number of colours. */
 int gf_exchange_color(const int dims[3], const int periodic[3], const int coords[3], int *ncolors);
 
-/* Moves owned particles to their owners (no ghosts may be present); warm-start entries keyed by
- * a migrating particle travel with it (ws may be NULL). */
-gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws);
+/* Data of another module that travels with migrating particles, keyed by particle id (the warm
+ * start's impulses): the exchange moves its bytes without knowing them. */
+typedef struct {
+    void *ctx;
+    /* Removes the entries of the particles `ids` (sorted ascending) that leave this rank and
+     * gives them as malloc'd bytes (*data NULL and *len 0 when there are none). */
+    gf_status (*pack)(void *ctx, const int64_t *ids, size_t n, void **data, size_t *len);
+    /* Takes the bytes of the particles arriving from one neighbour. */
+    gf_status (*unpack)(void *ctx, const void *data, size_t len);
+} gf_exchange_payload;
+
+/* Moves owned particles to their owners (no ghosts may be present); the payload's entries of a
+ * migrating particle travel with it (payload may be NULL). */
+gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, const gf_exchange_payload *payload);
 
 /* Drops the old ghosts and builds the ghosts of every particle within `range` of a neighbour
  * subdomain, then registers them with their owners. */

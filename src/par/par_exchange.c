@@ -26,13 +26,6 @@ typedef struct {
     int8_t shift[3];
 } wire_ghost;
 
-/* A warm-start entry on the wire. */
-typedef struct {
-    int64_t a, b;
-    int32_t pt;
-    double l[3];
-} wire_ws;
-
 gf_status gf_exchange_init(gf_exchange *x, const gf_par *par, const int dims[3],
                            const int periodic[3], const double lo[3], const double hi[3]) {
     memset(x, 0, sizeof *x);
@@ -170,16 +163,13 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws) {
+gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, const gf_exchange_payload *payload) {
     const gf_decomp *d = &x->decomp;
     if (p->n_ghost != 0)
         return GF_ERROR(GF_ERR_STATE, "migration needs the ghosts removed first");
     bytes out[2] = {{0}}, in = {0}, wsout[2] = {{0}}, wsin = {0};
     int64_t *ids[2] = {NULL, NULL};
     size_t nids[2] = {0, 0}, capids[2] = {0, 0};
-    gf_warmstart moving[2];
-    gf_warmstart_init(&moving[0]);
-    gf_warmstart_init(&moving[1]);
     gf_status st = GF_OK;
     for (int a = 0; a < 3 && st == GF_OK; ++a) {
         if (d->dims[a] == 1) {
@@ -226,22 +216,19 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
         }
         if (st != GF_OK)
             break;
-        /* Warm-start entries of the leaving particles go with them. */
+        /* The payload's entries of the leaving particles go with them. */
         for (int dir = 0; dir < 2 && st == GF_OK; ++dir) {
-            wsout[dir].len = 0;
-            moving[dir].n = 0;
-            if (!ws)
+            free(wsout[dir].data);
+            memset(&wsout[dir], 0, sizeof wsout[dir]);
+            if (!payload)
                 continue;
             if (nids[dir] > 1)
                 qsort(ids[dir], nids[dir], sizeof *ids[dir], cmp_i64);
-            st = gf_warmstart_take(ws, ids[dir], nids[dir], &moving[dir]);
-            for (size_t k = 0; k < moving[dir].n && st == GF_OK; ++k) {
-                wire_ws e = {moving[dir].a[k],
-                             moving[dir].b[k],
-                             moving[dir].pt[k],
-                             {moving[dir].l[0][k], moving[dir].l[1][k], moving[dir].l[2][k]}};
-                st = bytes_push(&wsout[dir], &e, sizeof e);
-            }
+            void *data = NULL;
+            size_t len = 0;
+            st = payload->pack(payload->ctx, ids[dir], nids[dir], &data, &len);
+            wsout[dir].data = data;
+            wsout[dir].len = wsout[dir].cap = len;
         }
         /* Right-going first (received from the left), then left-going. */
         for (int dir = 1; dir >= 0 && st == GF_OK; --dir) {
@@ -263,26 +250,14 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, gf_warmstart *ws)
                 }
                 st = gf_particles_add(p, &rec);
             }
-            if (st != GF_OK || !ws)
-                continue;
-            gf_warmstart incoming;
-            gf_warmstart_init(&incoming);
-            size_t nw = wsin.len / sizeof(wire_ws);
-            for (size_t k = 0; k < nw && st == GF_OK; ++k) {
-                wire_ws e;
-                memcpy(&e, wsin.data + k * sizeof e, sizeof e);
-                st = gf_warmstart_append(&incoming, e.a, e.b, e.pt, e.l);
-            }
-            if (st == GF_OK)
-                st = gf_warmstart_merge(ws, &incoming);
-            gf_warmstart_free(&incoming);
+            if (st == GF_OK && payload && wsin.len > 0)
+                st = payload->unpack(payload->ctx, wsin.data, wsin.len);
         }
     }
     for (int k = 0; k < 2; ++k) {
         free(out[k].data);
         free(wsout[k].data);
         free(ids[k]);
-        gf_warmstart_free(&moving[k]);
     }
     free(in.data);
     free(wsin.data);

@@ -518,7 +518,9 @@ static gf_status exchange(gf_sim *sim, int changed) {
     gf_particles_clear_ghosts(p);
     if (sim->balance_pending)
         GF_TRY(rebalance(sim));
-    GF_TRY(gf_exchange_migrate(&sim->xch, p, sim->solver_params.warm_start ? &sim->warm : NULL));
+    /* The warm start's impulses travel with their particles. */
+    gf_exchange_payload warm = {&sim->warm, gf_warmstart_pack, gf_warmstart_unpack};
+    GF_TRY(gf_exchange_migrate(&sim->xch, p, sim->solver_params.warm_start ? &warm : NULL));
     /* Neighbours close in memory: detection and the integration then read the particle arrays
      * in runs (contacts come cell by cell whatever the order; a scrambled order makes a large
      * system's detection about twice as slow, bench_sweep). */
