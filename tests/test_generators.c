@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "granflow/collide.h"
 #include "config/config.h"
 #include "par/decomp.h"

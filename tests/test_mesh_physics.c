@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "sim/sim.h"
 #include "granflow/trimesh.h"
 #include "core/vec.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "granflow/collide.h"
 #include "config/config.h"
 #include "io/io.h"

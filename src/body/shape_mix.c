@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "body/shape_config.h"
 #include "core/rng.h"
 #include "core/vec.h"
 

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "collide_internal.h"
+#include "shape/collide_internal.h"
 #include "core/vec.h"
 
 /* A feature is taken as a face when its normal lies within FEATURE_SIN (the sine of 2 degrees)

@@ -3,6 +3,7 @@
 #ifndef GRANFLOW_VEC_H
 #define GRANFLOW_VEC_H
 
+#include <float.h>
 #include <math.h>
 
 static inline double gf_dot(const double a[3], const double b[3]) {
@@ -96,6 +97,14 @@ static inline void gf_quat_from_z(const double n[3], double q[4]) {
     q[1] = -n[1] / len;
     q[2] = n[0] / len;
     q[3] = 0.0;
+}
+
+/* The rounding allowance of a distance computed from coordinates of total magnitude `scale`:
+ * coordinates written as decimals are rounded to binary, and a distance computed from them
+ * carries a few rounding errors of their magnitude, so a sphere placed exactly touching a surface
+ * (in decimal) lands within this of touching, either side. */
+static inline double gf_touch_tolerance(double scale) {
+    return 16.0 * DBL_EPSILON * scale;
 }
 
 #endif

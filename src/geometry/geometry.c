@@ -143,18 +143,11 @@ double gf_walls_obstacle_distance(const gf_walls *w, int body, const double x[3]
     return box_distance(w, (size_t)(body - GF_BOX_BASE), x, normal);
 }
 
-double gf_geometry_touch_tolerance(double scale) {
-    /* Coordinates written as decimals are rounded to binary, and a distance computed from them
-     * carries a few rounding errors of their magnitude: a sphere placed exactly touching a
-     * surface (in decimal) lands within this of touching, either side. */
-    return 16.0 * DBL_EPSILON * scale;
-}
-
 int gf_walls_overlap(const gf_walls *w, const double x[3], double r) {
     double n[3], xs = fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + r;
     for (size_t k = 0; k < w->count; ++k) {
         const double *p = w->point[k];
-        double tol = gf_geometry_touch_tolerance(xs + fabs(p[0]) + fabs(p[1]) + fabs(p[2]));
+        double tol = gf_touch_tolerance(xs + fabs(p[0]) + fabs(p[1]) + fabs(p[2]));
         if (gf_walls_distance(w, k, x) < r - tol)
             return 1;
     }
@@ -162,14 +155,14 @@ int gf_walls_overlap(const gf_walls *w, const double x[3], double r) {
         double bs = 0.0;
         for (int d = 0; d < 3; ++d)
             bs += fmax(fabs(w->box_lo[b][d]), fabs(w->box_hi[b][d]));
-        if (box_distance(w, b, x, n) < r - gf_geometry_touch_tolerance(xs + bs))
+        if (box_distance(w, b, x, n) < r - gf_touch_tolerance(xs + bs))
             return 1;
     }
     for (size_t c = 0; c < w->ncyl; ++c) {
         const double *cc = w->cyl_centre[c];
         double cs =
             fabs(cc[0]) + fabs(cc[1]) + fabs(cc[2]) + w->cyl_radius[c] + w->cyl_half_length[c];
-        if (cylinder_distance(w, c, x, n) < r - gf_geometry_touch_tolerance(xs + cs))
+        if (cylinder_distance(w, c, x, n) < r - gf_touch_tolerance(xs + cs))
             return 1;
     }
     for (size_t k = 0; k < w->nmesh; ++k)

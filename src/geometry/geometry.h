@@ -137,10 +137,8 @@ const char *gf_walls_describe(const gf_walls *w, int body, char *buf, size_t siz
 void gf_walls_body(const gf_walls *w, int body, gf_shape *shape, double x[3], double q[4]);
 /* Whether a sphere at x of radius r would overlap any wall or obstacle. Touching is not
  * overlapping: a distance equal to r up to the rounding of the coordinates involved (see
- * gf_geometry_touch_tolerance) counts as touching. */
+ * gf_touch_tolerance, core/vec.h) counts as touching. */
 int gf_walls_overlap(const gf_walls *w, const double x[3], double r);
-/* The rounding allowance of a distance computed from coordinates of total magnitude `scale`. */
-double gf_geometry_touch_tolerance(double scale);
 
 /* Adds a mesh of nt triangles (corners: 9 numbers each, world frame at time 0) turning about
  * `pivot` at `omega` (rad/s) and moving at `velocity`. */

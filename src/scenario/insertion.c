@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/vec.h"
@@ -250,8 +250,7 @@ static gf_status configure_one(gf_insertion *s, gf_config_block *b, gf_config_bl
     double blo[3], bhi[3];
     gf_region_bounds(&s->region, blo, bhi);
     for (int d = 0; d < 3; ++d) {
-        double tol =
-            gf_geometry_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(blo[d]) + fabs(bhi[d]));
+        double tol = gf_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(blo[d]) + fabs(bhi[d]));
         if (blo[d] < lo[d] - tol || bhi[d] > hi[d] + tol)
             return GF_ERROR(GF_ERR_INPUT,
                             "%s: the insertion region spans [%g, %g] along %c, outside the "

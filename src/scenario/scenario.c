@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body/bodies.h"
+#include "core/vec.h"
+#include "scenario/bodies.h"
 #include "core/rng.h"
 
 /* The random sequence of a generator's particle draws, apart from its velocity streams. */
@@ -73,8 +74,7 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
         /* How far a particle reaches from its site along d, whatever is drawn. */
         double e = l->mix.random_orientation ? l->mix.reach : l->mix.half_extent[d];
         double first = l->origin[d], last = l->origin[d] + (double)(l->count[d] - 1) * l->spacing;
-        double tol =
-            gf_geometry_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(first) + fabs(last) + e);
+        double tol = gf_touch_tolerance(fabs(lo[d]) + fabs(hi[d]) + fabs(first) + fabs(last) + e);
         if (periodic[d]) {
             /* Particles may cross the periodic faces; their centres are kept in [lo, hi) so that
              * each has one owner, and the last must clear the first one's image. */

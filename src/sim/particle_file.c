@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "granflow/collide.h"
 #include "contact/contact.h"
 #include "par/decomp.h"
@@ -684,8 +684,8 @@ static gf_status load_hdf5(gf_particle_file *pf, gf_sim *sim, const gf_decomp *w
     gf_particle *recs = NULL;
     double *mass = NULL;
     size_t n = 0;
-    GF_TRY(
-        gf_error_context(gf_h5_read_particles(sim->par, pf->path, &recs, &mass, &n), "%s", pf->where));
+    GF_TRY(gf_error_context(gf_h5_read_particles(sim->par, pf->path, &recs, &mass, &n), "%s",
+                            pf->where));
     gf_status st = GF_OK;
     for (size_t i = 0; i < n && st == GF_OK; ++i) {
         gf_particle row = recs[i];
@@ -799,8 +799,8 @@ static gf_status scan_overlaps(const gf_particle_file *pf, const gf_particles *p
             continue;
         }
         size_t f = fa ? a : b, o = fa ? b : a;
-        double tol = gf_geometry_touch_tolerance(p->radius[a] + p->radius[b] + fabs(p->x[0][f]) +
-                                                 fabs(p->x[1][f]) + fabs(p->x[2][f]));
+        double tol = gf_touch_tolerance(p->radius[a] + p->radius[b] + fabs(p->x[0][f]) +
+                                        fabs(p->x[1][f]) + fabs(p->x[2][f]));
         if (depth > tol) {
             char df[256], dother[256];
             describe(p, f, df, sizeof df);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "solver/integrator.h"
-#include "body/bodies.h"
+#include "scenario/bodies.h"
 #include "core/log.h"
 #include "sim/particle_file.h"
 #include "scenario/scenario.h"

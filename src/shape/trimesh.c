@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry/geometry.h"
 #include "core/vec.h"
 
 void gf_trimesh_init(gf_trimesh *m) {
@@ -668,6 +667,6 @@ double gf_trimesh_depth(const gf_trimesh *m, const double x[3], double r) {
 }
 
 int gf_trimesh_overlap(const gf_trimesh *m, const double x[3], double r) {
-    double tol = gf_geometry_touch_tolerance(fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + m->size + r);
+    double tol = gf_touch_tolerance(fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + m->size + r);
     return gf_trimesh_depth(m, x, r) > tol;
 }

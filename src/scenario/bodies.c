@@ -1,4 +1,5 @@
-#include "body/bodies.h"
+#include "scenario/bodies.h"
+#include "body/shape_config.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,93 +8,6 @@
 
 #include "granflow/collide.h"
 #include "core/vec.h"
-
-#define CLUMP_NAME 64
-
-gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root) {
-    size_t n = gf_config_section_count(root, "Clump");
-    for (size_t k = 0; k < n; ++k) {
-        gf_config_block *b = gf_config_section_nth(root, "Clump", k);
-        char where[512], name[CLUMP_NAME];
-        gf_config_block_where(b, where, sizeof where);
-        GF_TRY(gf_config_require_string(b, "name", name, sizeof name));
-        size_t ns = gf_config_section_count(b, "Sphere");
-        if (ns < 1 || ns > GF_CLUMP_MAX_MEMBERS)
-            return GF_ERROR(GF_ERR_INPUT, "%s: Clump '%s' has %zu Sphere blocks, not 1 .. %d",
-                            where, name, ns, GF_CLUMP_MAX_MEMBERS);
-        double centre[GF_CLUMP_MAX_MEMBERS][3], radius[GF_CLUMP_MAX_MEMBERS];
-        for (size_t s = 0; s < ns; ++s) {
-            gf_config_block *sb = gf_config_section_nth(b, "Sphere", s);
-            GF_TRY(gf_config_require_vec3(sb, "centre", centre[s]));
-            GF_TRY(gf_config_require_double(sb, "radius", &radius[s]));
-            GF_TRY(gf_config_check_range(sb, "radius", radius[s], 1e-300, 1e300));
-        }
-        gf_clump c;
-        GF_TRY(gf_error_context(gf_clump_make((int)ns, centre, radius, &c), "%s: Clump '%s'", where,
-                                name));
-        int32_t index;
-        GF_TRY(gf_clumps_add(clumps, &c, &index));
-    }
-    return GF_OK;
-}
-
-int32_t gf_bodies_clump_index(gf_config_block *root, const char *name) {
-    size_t n = gf_config_section_count(root, "Clump");
-    for (size_t k = 0; k < n; ++k) {
-        char have[CLUMP_NAME];
-        gf_config_block *b = gf_config_section_nth(root, "Clump", k);
-        if (gf_config_get_string(b, "name", "", have, sizeof have) == GF_OK &&
-            strcmp(have, name) == 0)
-            return (int32_t)k;
-    }
-    return -1;
-}
-
-gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
-                               const char *def, gf_shape *s) {
-    char kind[32], where[512];
-    const char *block = gf_config_block_name(b);
-    gf_config_block_where(b, where, sizeof where);
-    if (def)
-        GF_TRY(gf_config_get_string(b, "shape", def, kind, sizeof kind));
-    else
-        GF_TRY(gf_config_require_string(b, "shape", kind, sizeof kind));
-    int type = gf_shape_type_from_name(kind);
-    double r = 0.0, h = 0.0, ext[3];
-    switch (type) {
-    case GF_SHAPE_SPHERE:
-        GF_TRY(gf_config_require_double(b, "radius", &r));
-        *s = gf_shape_sphere(r);
-        break;
-    case GF_SHAPE_BOX:
-        GF_TRY(gf_config_require_vec3(b, "half_extents", ext));
-        *s = gf_shape_box(ext[0], ext[1], ext[2]);
-        break;
-    case GF_SHAPE_CAPSULE:
-    case GF_SHAPE_CYLINDER:
-        GF_TRY(gf_config_require_double(b, "radius", &r));
-        GF_TRY(gf_config_require_double(b, "half_length", &h));
-        *s = type == GF_SHAPE_CAPSULE ? gf_shape_capsule(r, h) : gf_shape_cylinder(r, h);
-        break;
-    case GF_SHAPE_CLUMP: {
-        char name[CLUMP_NAME];
-        double scale = 1.0;
-        GF_TRY(gf_config_require_string(b, "clump", name, sizeof name));
-        GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
-        int32_t index = gf_bodies_clump_index(root, name);
-        if (index < 0)
-            return GF_ERROR(GF_ERR_INPUT, "%s: %s.clump '%s' names no Clump block", where, block,
-                            name);
-        *s = gf_shape_clump(index, scale);
-        break;
-    }
-    default:
-        return GF_ERROR(GF_ERR_INPUT,
-                        "%s: %s.shape '%s' is not one of sphere, box, capsule, cylinder, clump",
-                        where, block, kind);
-    }
-    return gf_error_context(gf_shape_check(s, clumps), "%s: %s", where, block);
-}
 
 /* The orientation of the frame the user describes: a unit quaternion, or an angle about an axis. */
 static gf_status read_orientation(gf_config_block *b, const char *where, double q[4]) {
@@ -187,8 +101,8 @@ static gf_status check_placement(const gf_particle *rec, const gf_clumps *clumps
                                  const char *where) {
     gf_body_pose pa;
     pose_of(rec, clumps, &pa);
-    double tol = gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
-                                             rec->radius);
+    double tol =
+        gf_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) + rec->radius);
     for (int d = 0; d < 3; ++d) {
         if (periodic[d]) {
             if (rec->x[d] < lo[d] || rec->x[d] >= hi[d])
@@ -317,8 +231,8 @@ int gf_bodies_blocked(const gf_walls *w, const gf_particle *rec, const gf_clumps
         gf_error_clear(); /* undecided: blocked, alike on every rank */
         return 1;
     }
-    return depth > gf_geometry_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) +
-                                               rec->radius);
+    return depth >
+           gf_touch_tolerance(fabs(rec->x[0]) + fabs(rec->x[1]) + fabs(rec->x[2]) + rec->radius);
 }
 
 gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, const gf_clumps *clumps,
@@ -355,8 +269,8 @@ gf_status gf_bodies_configure(gf_config_block *root, const gf_materials *m, cons
             pose_of(&recs[b], clumps, &pb);
             double depth;
             st = gf_collide_overlap(&pa, &pb, &depth);
-            double tol = gf_geometry_touch_tolerance(gf_norm(recs[a].x) + gf_norm(recs[b].x) +
-                                                     recs[a].radius + recs[b].radius);
+            double tol = gf_touch_tolerance(gf_norm(recs[a].x) + gf_norm(recs[b].x) +
+                                            recs[a].radius + recs[b].radius);
             if (st == GF_OK && depth > tol)
                 st = GF_ERROR(GF_ERR_INPUT, "%s: the body overlaps the body of %s by %g m",
                               where[b], where[a], depth);
@@ -382,8 +296,7 @@ gf_status gf_bodies_check_clear(const gf_particles *bodies, const gf_particles *
             gf_particles_pose(p, i, &si, &b);
             double depth;
             GF_TRY(gf_collide_overlap(&a, &b, &depth));
-            double tol =
-                gf_geometry_touch_tolerance(bodies->radius[k] + p->radius[i] + fabs(p->x[0][i]) +
+            double tol = gf_touch_tolerance(bodies->radius[k] + p->radius[i] + fabs(p->x[0][i]) +
                                             fabs(p->x[1][i]) + fabs(p->x[2][i]));
             if (depth > tol)
                 return GF_ERROR(GF_ERR_INPUT,

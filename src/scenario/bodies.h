@@ -36,19 +36,8 @@
 #include "geometry/geometry.h"
 #include "body/material.h"
 #include "body/particles.h"
+#include "body/shape_config.h"
 #include "granflow/shape.h"
-
-/* Reads the Clump blocks into `clumps` (in the order of the configuration). */
-gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root);
-
-/* The template index of the Clump block named `name` (the order of the configuration), -1 if
- * none. */
-int32_t gf_bodies_clump_index(gf_config_block *root, const char *name);
-
-/* The shape keys of block `b` (as in Body: shape, radius, half_extents, half_length, clump,
- * scale); `def` names the shape when `shape` is absent (NULL: required). */
-gf_status gf_bodies_read_shape(gf_config_block *b, gf_config_block *root, const gf_clumps *clumps,
-                               const char *def, gf_shape *s);
 
 /* The deepest overlap of a body with the walls, obstacles and meshes of `w`: *depth (0 when
  * clear) and *which, the geometry body of the deepest (a wall, GF_BOX_BASE + box, GF_CYL_BASE +
