@@ -114,6 +114,23 @@ for h in "$prefix"/include/granflow/*.h; do
         { echo "$(basename "$h") does not compile alone"; exit 1; }
 done
 
+# The installed Python driver finds the installed libgranflow.so by itself (where a python3 with
+# numpy and h5py is, as the reader needs).
+for py in /usr/bin/python3 python3; do
+    if "$py" -c "import numpy, h5py" 2> /dev/null; then
+        test -f "$prefix/lib/libgranflow.so" || { echo "libgranflow.so was not installed"; exit 1; }
+        (cd "$tmp" && PYTHONPATH="$prefix/share/granflow/python" "$py" -c "
+import granflow
+with granflow.Simulation('$src/configs/demo.cfg', quiet=True, overrides=[
+        '-Output.directory=$tmp/py', '-Output.checkpoint=$tmp/py/c.h5']) as s:
+    s.advance(5)
+    assert s.step == 5 and s.count() == 1024
+print('installed python driver works')" > "$tmp/py.log" 2>&1) ||
+            { echo "the installed Python driver failed:"; cat "$tmp/py.log"; exit 1; }
+        break
+    fi
+done
+
 test -x "$prefix/bin/granflow"
 test -f "$prefix/share/granflow/python/granflow/__init__.py"
 echo "installed library and program work (by hand, find_package, pkg-config, the driver example)"

@@ -25,6 +25,11 @@
 
 typedef struct gf_run gf_run;
 
+/* The version of this interface (the functions below and gf_run_options): a binding loaded at run
+ * time (Python's granflow.Simulation over libgranflow.so) checks it. */
+#define GF_RUN_API 1
+int gf_run_api(void);
+
 typedef struct {
     const char *config_path;      /* the configuration file (required) */
     const char *const *overrides; /* "-Block.key=value" items, as on the command line */

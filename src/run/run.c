@@ -80,6 +80,9 @@ gf_status gf_run_create(const gf_run_options *o, gf_run **out) {
     if (!r)
         return gf_error_status();
     gf_status st = gf_par_init(NULL, NULL, &r->par);
+    /* Messages for everyone come from rank 0 alone. */
+    if (st == GF_OK)
+        gf_log_set_rank(r->par.rank);
     if (st == GF_OK)
         st = gf_run_observers_add(&r->obs);
     r->out = gf_observers_find(&r->obs, &gf_output_observer_type);
@@ -195,6 +198,10 @@ void gf_run_destroy(gf_run *r) {
 
 void gf_run_handle_signals(void) {
     gf_output_install_signal_handlers();
+}
+
+int gf_run_api(void) {
+    return GF_RUN_API;
 }
 
 long gf_run_step(const gf_run *r) {

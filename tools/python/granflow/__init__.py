@@ -12,15 +12,21 @@
     len(run), run.times, run.steps
     run[-1].particles.velocity                        # snapshots open when first used
     run.by_step(1000), run.at_time(0.1), run.track(42, "position")
+
+Drives a simulation in this process (granflow.driver; needs libgranflow.so):
+
+    sim = granflow.Simulation("configs/demo.cfg")
+    sim.advance(500); p = sim.particles(); sim.set_velocities(p["id"], p["velocity"] * 2)
 """
 import os
 
 from .config import parse_parameters
+from .driver import GranflowError, Simulation
 from .run import Run, xdmf_snapshots
 from .snapshot import SHAPES, Array, Contacts, Group, Record, Snapshot
 
 __version__ = "0.1.0"
-__all__ = ["load", "Snapshot", "Run", "Array", "Group", "Contacts", "Record", "SHAPES",
+__all__ = ["load", "Simulation", "GranflowError", "Snapshot", "Run", "Array", "Group", "Contacts", "Record", "SHAPES",
            "parse_parameters", "xdmf_snapshots"]
 
 
