@@ -1,6 +1,7 @@
 """The Python driver (granflow.Simulation over libgranflow.so, issue 34's driver on issue 32's
 C API) at 1 and 2 ranks: each process drives its rank. Spheres in free flight move by v dt per
-step exactly after their velocities are set from Python; steps in parts end where one go ends;
+step exactly after their velocities are set from Python; steps in parts end where one go ends; gravity changed between steps gives free fall and is
+recorded in what is written next;
 a snapshot written from Python reads back with the reader; a bad configuration raises
 GranflowError naming the file.
 
@@ -67,14 +68,26 @@ def main():
             fail(f"particle {pid} at {q['position'][i]}, free flight says {want}")
     if sim.step != 60 or abs(sim.time - 60e-4) > 1e-15:
         fail(f"step {sim.step}, time {sim.time}")
+    # Gravity switched on between steps: every free particle's vz falls by g n dt.
+    before = sim.particles()
+    sim.set_gravity((0.0, 0.0, -9.81))
+    sim.advance(10)
+    after = sim.particles()
+    vz0 = dict(zip(before["id"].tolist(), before["velocity"][:, 2]))
+    for pid, vz in zip(after["id"].tolist(), after["velocity"][:, 2]):
+        if pid in vz0 and abs(vz - (vz0[pid] - 9.81 * 10 * 1e-4)) > 1e-15:
+            fail(f"particle {pid}: vz {vz}, free fall says {vz0[pid] - 9.81e-3}")
     snap = os.path.join(work, "free", "from_python.h5")
     sim.write_snapshot(snap)
     sim.finish()
     sim.close()
     if rank == 0:
         s = granflow.load(snap)
-        if s.step != 60 or len(s.particles.id) != 32:
+        if s.step != 70 or len(s.particles.id) != 32:
             fail(f"the snapshot holds step {s.step} and {len(s.particles.id)} particles")
+        g = s.parameters["Physics.gravity"].strip("<> ").split(",")
+        if [float(x) for x in g] != [0.0, 0.0, -9.81]:
+            fail(f"the snapshot records gravity {s.parameters['Physics.gravity']}")
 
     # Parts equal one go, bit for bit (gravity on: contacts with the floor and each other).
     ends = []

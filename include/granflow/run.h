@@ -85,6 +85,11 @@ gf_status gf_run_local_particles(const gf_run *r, int64_t *id, double *x, double
 gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const double *v,
                                 int64_t *found);
 
+/* Gravity (m/s^2) from the next step on, the same on every rank. The configuration that
+ * snapshots and checkpoints record says so (Physics.gravity): a restart from them gives the
+ * same value (on the command line) or is refused as a change of physics. */
+gf_status gf_run_set_gravity(gf_run *r, const double g[3]);
+
 /* A snapshot (as Output writes them) or a checkpoint of the current state to `path`. */
 gf_status gf_run_write_snapshot(gf_run *r, const char *path);
 gf_status gf_run_write_checkpoint(gf_run *r, const char *path);

@@ -2,6 +2,7 @@
  * program, for any program. */
 #include "granflow/run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +281,29 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
         st = gf_par_allreduce_i64(&r->par, &hits, 1, GF_PAR_SUM);
     if (found)
         *found = hits;
+    return st;
+}
+
+gf_status gf_run_set_gravity(gf_run *r, const double g[3]) {
+    char arg[200];
+    snprintf(arg, sizeof arg, "-Physics.gravity=<%.17g,%.17g,%.17g>", g[0], g[1], g[2]);
+    gf_status st = gf_config_override(r->cfg, arg);
+    /* Read back as the set-up reads it: checked, and part of the effective configuration. */
+    double now[3];
+    static const double none[3] = {0.0, 0.0, 0.0};
+    gf_config_block *phys =
+        st == GF_OK ? gf_config_section(gf_config_root(r->cfg), "Physics") : NULL;
+    if (st == GF_OK)
+        st = phys ? gf_config_get_vec3(phys, "gravity", none, now) : gf_error_status();
+    char *eff = NULL;
+    if (st == GF_OK)
+        st = gf_config_dump(r->cfg, &eff);
+    if (st == GF_OK)
+        st = gf_output_set_config_text(r->out, eff);
+    free(eff);
+    st = gf_par_agree(&r->par, st, NULL);
+    if (st == GF_OK)
+        memcpy(r->sim.gravity, now, sizeof now);
     return st;
 }
 

@@ -84,6 +84,7 @@ def _library():
         "gf_run_global_count": (ctypes.c_int, [vp, i64p]),
         "gf_run_local_particles": (ctypes.c_int, [vp, i64p, dp, dp, dp]),
         "gf_run_set_velocities": (ctypes.c_int, [vp, ctypes.c_size_t, i64p, dp, i64p]),
+        "gf_run_set_gravity": (ctypes.c_int, [vp, dp]),
         "gf_run_write_snapshot": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_run_write_checkpoint": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_error_message": (ctypes.c_char_p, []),
@@ -189,6 +190,12 @@ class Simulation:
         _check(_lib.gf_run_set_velocities(self._handle(), len(ids), _ptr(ids, ctypes.c_int64),
                                           _ptr(v, ctypes.c_double), ctypes.byref(found)))
         return found.value
+
+    def set_gravity(self, g):
+        """Gravity (m/s^2, 3 numbers) from the next step on; snapshots and checkpoints record it
+        (Physics.gravity), so a restart from them must give the same value."""
+        g = np.ascontiguousarray(g, dtype=np.float64).reshape(3)
+        _check(_lib.gf_run_set_gravity(self._handle(), _ptr(g, ctypes.c_double)))
 
     def write_snapshot(self, path):
         _check(_lib.gf_run_write_snapshot(self._handle(), os.fsencode(path)))
