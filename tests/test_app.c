@@ -98,7 +98,8 @@ static void test_bad_input(void **state) {
     (void)state;
     char args[1024];
     expect("", 0, "no configuration file given", NULL);
-    expect("/nonexistent/x.cfg", 0, "cannot open configuration file '/nonexistent/x.cfg'", NULL);
+    expect("/nonexistent/x.cfg", 0, "cannot open the configuration file '/nonexistent/x.cfg'",
+           NULL);
     expect("--frobnicate", 0, "unknown option '--frobnicate'", NULL);
     const char *p = write_cfg("typo.cfg", "Domain { min <0,0,0>; max <1,1,1>; }\n"
                                           "Time { dt 1e-4; stesp 3; }\n");

@@ -491,6 +491,13 @@ static void test_bad_bodies_refused(void **state) {
     snprintf(text, sizeof text,
              DOMAIN "%s Body { shape clump; clump nothing; position <0.1,0.1,0.05>; }\n", mat);
     refused(text, "names no Clump");
+    /* Two templates of one name (issue 36: the first silently won). */
+    snprintf(text, sizeof text,
+             DOMAIN "%s Clump { name pair; Sphere { centre <0,0,0>; radius 0.01; } }\n"
+                    "Clump { name pair; Sphere { centre <0,0,0>; radius 0.02; } }\n"
+                    "Body { shape clump; clump pair; position <0.1,0.1,0.05>; }\n",
+             mat);
+    refused(text, "a second Clump named 'pair'");
     snprintf(text, sizeof text,
              DOMAIN "%s Body { shape cylinder; radius 0.01; half_length 0.02; "
                     "position <0.395,0.1,0.05>; }\n",

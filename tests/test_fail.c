@@ -201,7 +201,7 @@ static void expect_mesh_file_error(const char *stl, const char *what) {
 
 static void test_bad_mesh_file(void **state) {
     (void)state;
-    expect_mesh_file_error("nowhere.stl", "cannot open STL file");
+    expect_mesh_file_error("nowhere.stl", "cannot open the STL file");
     write_text("damaged.stl", "solid plate\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n"
                               "   vertex 1 0 zz\n");
     expect_mesh_file_error("damaged.stl", "'zz' is not a finite number");

@@ -625,6 +625,8 @@ static void test_csv_errors(void **state) {
          ":2:",
          {"overlaps wall 2 (point 0 0 0, normal 0 0 1)", "by 0.005 m", NULL}},
         {"# nothing\n\n", "", {"no header line", NULL, NULL}},
+        /* A radius whose mass underflows (issue 36): refused, not made a body of infinite mass. */
+        {"x,y,z,radius\n0.1,0.1,0.1,1e-110\n", ":2:", {"too small", "mass", NULL}},
     };
     char path[512], text[4096];
     setenv("GF_CHUNK_ROWS", "1", 1);
@@ -683,6 +685,44 @@ static char *configure_capturing(const char *text) {
 /* Overlapping file particles are warned about (deepest pair, beyond 1% of the smaller radius),
  * found across subdomain faces; particles the lattice or a Body block would put into a file
  * particle are refused naming both; a file particle too large for the subdomains is refused. */
+/* Lines may end in LF, CRLF or a lone CR (issue 36: CR-only files were read as one line); a NUL
+ * byte is refused naming its line instead of cutting the row short. */
+static void test_csv_line_ends(void **state) {
+    (void)state;
+    const char *ends[3] = {"\n", "\r\n", "\r"};
+    char path[512], text[4096];
+    for (int e = 0; e < 3; ++e) {
+        char csv[512];
+        snprintf(csv, sizeof csv,
+                 "# three spheres%sx,y,z,radius%s0.05,0.05,0.05,0.01%s%s"
+                 "0.1,0.1,0.1,0.01%s0.15,0.15,0.15,0.01",
+                 ends[e], ends[e], ends[e], ends[e], ends[e]);
+        write_file("ends.csv", csv, path, sizeof path);
+        with_file(text, sizeof text, BASE, path, NULL);
+        gf_sim sim;
+        GF_ASSERT_OK(configure(&sim, &P, text, 1));
+        int64_t n = (int64_t)sim.particles.n_local;
+        GF_ASSERT_OK(gf_par_allreduce_i64(&P, &n, 1, GF_PAR_SUM));
+        if (n != 3)
+            fail_msg("line ends %d: %lld particles, not 3", e, (long long)n);
+        gf_sim_free(&sim);
+    }
+    path_of(path, sizeof path, "nul.csv");
+    if (P.rank == 0) {
+        static const char nul[] = "x,y,z,radius\n0.05,0.05,0.05,0.01\n0.1,0.1\0,0.1,0.01\n";
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fwrite(nul, 1, sizeof nul - 1, f);
+        fclose(f);
+    }
+    GF_ASSERT_OK(gf_par_barrier(&P));
+    with_file(text, sizeof text, BASE, path, NULL);
+    char where[600];
+    snprintf(where, sizeof where, "%s:3:", path);
+    const char *f[3] = {where, "NUL byte", NULL};
+    refused(text, f);
+}
+
 static void test_overlaps(void **state) {
     (void)state;
     char path[512], text[4096], base[2048], csv[512];
@@ -820,6 +860,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_csv_values, setup, teardown),
     cmocka_unit_test_setup_teardown(test_csv_box_drop, setup, teardown),
     cmocka_unit_test_setup_teardown(test_csv_errors, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_csv_line_ends, setup, teardown),
     cmocka_unit_test_setup_teardown(test_overlaps, setup, teardown),
     cmocka_unit_test_setup_teardown(test_example, setup, teardown),
 };

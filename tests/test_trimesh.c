@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "granflow/trimesh.h"
 #include "core/vec.h"
 #include "test_util.h"
@@ -154,6 +156,29 @@ static void test_stl_round_trip(void **state) {
 
 /* Points all around a meshed box: exactly one contact each (a convex body has one closest
  * point), at the closed-form distance and normal, with the key of the feature it lies on. */
+/* Input that is not a regular file is refused before it is opened (issue 36: a FIFO as mesh file
+ * blocked even --check); so are configuration files. */
+static void test_fifo_refused(void **state) {
+    (void)state;
+    char dir[128], fifo[256];
+    assert_int_equal(gf_test_tmpdir(dir, sizeof dir, "fifo"), 0);
+    snprintf(fifo, sizeof fifo, "%s/mesh.stl", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    double *corners = NULL;
+    size_t nt = 0;
+    assert_int_equal(gf_trimesh_read_stl(fifo, &corners, &nt), GF_ERR_IO);
+    assert_non_null(strstr(gf_error_message(), "not a regular file"));
+    assert_non_null(strstr(gf_error_message(), "FIFO"));
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(gf_config_read_file(fifo, &text, &len), GF_ERR_IO);
+    assert_non_null(strstr(gf_error_message(), "mesh.stl"));
+    assert_int_equal(gf_config_read_file(dir, &text, &len), GF_ERR_IO);
+    assert_non_null(strstr(gf_error_message(), "directory"));
+    gf_error_clear();
+    gf_test_rmtree(dir);
+}
+
 static void test_cube_contacts_match_the_box(void **state) {
     (void)state;
     const double lo[3] = {0.1, -0.2, 0.0}, hi[3] = {0.4, 0.3, 0.25};
@@ -367,6 +392,7 @@ static void test_simple_surfaces(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stl_round_trip),
+        cmocka_unit_test(test_fifo_refused),
         cmocka_unit_test(test_cube_contacts_match_the_box),
         cmocka_unit_test(test_flat_mesh_is_its_plane),
         cmocka_unit_test(test_valley_touches_both_sides),

@@ -18,6 +18,15 @@ gf_status gf_bodies_configure_clumps(gf_clumps *clumps, gf_config_block *root) {
         char where[512], name[CLUMP_NAME];
         gf_config_block_where(b, where, sizeof where);
         GF_TRY(gf_config_require_string(b, "name", name, sizeof name));
+        /* Names are how bodies refer to templates: a second one of a name would never be used. */
+        for (size_t j = 0; j < k; ++j) {
+            char other[CLUMP_NAME], owhere[512];
+            gf_config_block *ob = gf_config_section_nth(root, "Clump", j);
+            if (gf_config_get_string(ob, "name", "", other, sizeof other) == GF_OK &&
+                strcmp(other, name) == 0)
+                return GF_ERROR(GF_ERR_INPUT, "%s: a second Clump named '%s' (the first is at %s)",
+                                where, name, gf_config_block_where(ob, owhere, sizeof owhere));
+        }
         size_t ns = gf_config_section_count(b, "Sphere");
         if (ns < 1 || ns > GF_CLUMP_MAX_MEMBERS)
             return GF_ERROR(GF_ERR_INPUT, "%s: Clump '%s' has %zu Sphere blocks, not 1 .. %d",

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
+
 typedef enum { VAL_WORD, VAL_NUMBER, VAL_STRING, VAL_VECTOR } value_kind;
 
 typedef struct {
@@ -720,10 +722,9 @@ void gf_config_destroy(gf_config *cfg) {
 gf_status gf_config_read_file(const char *path, char **text, size_t *len) {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = gf_file_open_input(path, "rb", "configuration file");
     if (!f)
-        return GF_ERROR(GF_ERR_IO, "cannot open configuration file '%s': %s", path,
-                        strerror(errno));
+        return gf_error_status();
     size_t cap = 4096, n = 0;
     char *buf = gf_malloc(cap, 1);
     if (!buf) {

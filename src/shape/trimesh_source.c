@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
+
 #include "granflow/trimesh.h"
 #include "core/vec.h"
 
@@ -145,9 +147,9 @@ static gf_status read_ascii(FILE *f, const char *path, soup *s) {
 }
 
 gf_status gf_trimesh_read_stl(const char *path, double **corners, size_t *nt) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gf_file_open_input(path, "rb", "STL file");
     if (!f)
-        return GF_ERROR(GF_ERR_IO, "cannot open STL file %s: %s", path, strerror(errno));
+        return gf_error_status();
     soup s = {0};
     unsigned char head[84];
     size_t got = fread(head, 1, sizeof head, f);

@@ -4,11 +4,14 @@
 #include "sim/particle_file.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/files.h"
 #include <strings.h>
 
 #include "scenario/bodies.h"
@@ -150,6 +153,23 @@ static gf_status place_record(const gf_sim *sim, const gf_decomp *wrap, gf_parti
     return GF_OK;
 }
 
+/* A body of positive density must have a mass and moments of inertia a double holds: a radius
+ * of 1e-310 m makes its mass underflow to 0, which would turn it silently into a body of
+ * infinite mass. */
+static gf_status check_mass(const gf_particle *rec, double density, const char *where) {
+    if (!(density > 0.0))
+        return GF_OK;
+    int ok = isfinite(rec->inv_mass) && rec->inv_mass > 0.0 && 1.0 / rec->inv_mass >= DBL_MIN;
+    for (int c = 0; c < 3; ++c)
+        ok = ok && isfinite(rec->inv_inertia[c]) && rec->inv_inertia[c] > 0.0;
+    if (!ok)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: particle %lld (bounding radius %g m) is too small for its mass and "
+                        "moments of inertia to be represented (inverse mass %g 1/kg)",
+                        where, (long long)rec->id, rec->radius, rec->inv_mass);
+    return GF_OK;
+}
+
 /* A row of a snapshot or checkpoint as a particle of this configuration. */
 static gf_status from_snapshot_row(const gf_particle_file *pf, const gf_sim *sim,
                                    const gf_decomp *wrap, const gf_particle *row, double mass,
@@ -169,6 +189,7 @@ static gf_status from_snapshot_row(const gf_particle_file *pf, const gf_sim *sim
     /* Mass from this configuration's density: the file's material may weigh differently now. */
     double density = mass > 0.0 ? sim->materials.density[row->material] : 0.0;
     gf_particle_make(rec, row->id, row->x, &row->shape, &sim->clumps, density, row->material);
+    GF_TRY(check_mass(rec, density, where));
     memcpy(rec->q, row->q, sizeof rec->q);
     memcpy(rec->v, row->v, sizeof rec->v);
     memcpy(rec->w, row->w, sizeof rec->w);
@@ -261,21 +282,61 @@ typedef struct {
     size_t nids, capids;
 } csv_reader;
 
+/* One line into r->line without its end, which may be LF, CRLF or a lone CR (as old Mac
+ * programs write); its length, or -1 at the end of the file. *nul is set when the line holds a NUL
+ * byte, which no text table does. */
+static ssize_t read_line(csv_reader *r, int *nul, gf_status *st) {
+    size_t len = 0;
+    int c;
+    *nul = 0;
+    while ((c = getc(r->in)) != EOF) {
+        if (c == '\n')
+            break;
+        if (c == '\r') {
+            int d = getc(r->in);
+            if (d != '\n' && d != EOF)
+                ungetc(d, r->in);
+            break;
+        }
+        *nul |= c == '\0';
+        if (len + 2 > r->cap) {
+            size_t cap = r->cap ? 2 * r->cap : 256;
+            if ((*st = gf_grow((void **)&r->line, cap, 1)) != GF_OK)
+                return -1;
+            r->cap = cap;
+        }
+        r->line[len++] = (char)c;
+    }
+    if (c == EOF && len == 0)
+        return -1;
+    if (!r->line && (*st = gf_grow((void **)&r->line, 1, 1)) != GF_OK)
+        return -1;
+    r->cap = r->cap ? r->cap : 1;
+    r->line[len] = '\0';
+    return (ssize_t)len;
+}
+
 /* The next line that is neither blank nor a comment, without its line end; 0 at the end. */
 static int next_line(csv_reader *r, char **text, gf_status *st) {
     for (;;) {
         errno = 0;
-        ssize_t len = getline(&r->line, &r->cap, r->in);
+        int nul = 0;
+        ssize_t len = read_line(r, &nul, st);
         if (len < 0) {
-            if (ferror(r->in))
+            if (*st == GF_OK && ferror(r->in))
                 *st = GF_ERROR(GF_ERR_IO, "reading '%s' failed after line %ld: %s", r->pf->path,
                                r->lineno, strerror(errno ? errno : EIO));
             return 0;
         }
         r->lineno++;
+        if (nul) {
+            *st = GF_ERROR(GF_ERR_INPUT,
+                           "%s:%ld: a NUL byte in the line (a CSV file is text: a binary or "
+                           "damaged file?)",
+                           r->pf->path, r->lineno);
+            return 0;
+        }
         char *s = r->line;
-        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
-            s[--len] = '\0';
         /* A byte-order mark, as spreadsheet programs write it. */
         if (r->lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
             (unsigned char)s[2] == 0xBF)
@@ -541,6 +602,11 @@ static gf_status parse_row(csv_reader *r, gf_particle *rec) {
                         path, ln, q[0], q[1], q[2], q[3], qn);
     double density = fixed || kinematic ? 0.0 : sim->materials.density[material];
     gf_particle_make(rec, id, x, &shape, &sim->clumps, density, material);
+    {
+        char where[WHERE_LEN];
+        snprintf(where, sizeof where, "%s:%ld", path, ln);
+        GF_TRY(check_mass(rec, density, where));
+    }
     if (shape.type == GF_SHAPE_CLUMP) {
         /* As in a Body block: the row places the frame the members were given in; the centre of
          * mass and the principal frame follow from the template. */
@@ -641,10 +707,9 @@ static gf_status load_csv(gf_particle_file *pf, gf_sim *sim, const gf_decomp *wr
     gf_particle *recs = NULL;
     gf_status st = GF_OK;
     if (root) {
-        r.in = fopen(pf->path, "r");
+        r.in = gf_file_open_input(pf->path, "r", "particle file");
         if (!r.in)
-            st = GF_ERROR(GF_ERR_IO, "%s: cannot open the particle file '%s': %s", pf->where,
-                          pf->path, strerror(errno));
+            st = gf_error_context(gf_error_status(), "%s", pf->where);
         if (st == GF_OK)
             st = read_header(&r);
         if (st == GF_OK && !(recs = gf_malloc(max, sizeof *recs)))
