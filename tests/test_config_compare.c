@@ -201,6 +201,25 @@ static void test_restart_free_keys(void **state) {
         snprintf(probe, sizeof probe, "%s.%s", path, strcmp(dot + 1, "*") == 0 ? "any" : dot + 1);
         assert_true(gf_config_schema_restart_free(probe));
     }
+    /* A key a later version added, at its default now, is no difference; at another value it is. */
+    char *later = malloc(strlen(stored) + 128);
+    strcpy(later, stored);
+    const char *old = "Contact {\n    sort_every 20;\n}\n";
+    strcat(later, "Contact {\n    sort_every 20;\n    margin_fraction 0.01; // default\n}\n");
+    char *stored_old = malloc(strlen(stored) + 128);
+    strcpy(stored_old, stored);
+    strcat(stored_old, old);
+    int n = -1;
+    GF_ASSERT_OK(gf_config_compare(stored_old, later, &report, &n));
+    assert_int_equal(n, 0);
+    strcpy(later, stored);
+    strcat(later, "Contact {\n    sort_every 20;\n    margin_fraction 0.02;\n}\n");
+    GF_ASSERT_OK(gf_config_compare(stored_old, later, &report, &n));
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(report, "Contact.margin_fraction: absent in the checkpoint, 0.02 now"));
+    free(report);
+    free(later);
+    free(stored_old);
     assert_false(gf_config_schema_restart_free("Time.dt"));
     assert_false(gf_config_schema_restart_free("Domain.Wall.normal"));
     assert_true(gf_config_schema_restart_free("Statistics.region_min"));

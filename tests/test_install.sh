@@ -9,6 +9,9 @@ set -euo pipefail
 build=$1
 cc=$2
 flags=${3:-}
+# "shared" when the build makes libgranflow.so (not under the sanitizers): then it must be
+# installed and the Python driver must find it.
+libs=${4:-static}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -117,7 +120,7 @@ done
 # The installed Python driver finds the installed libgranflow.so by itself (where a python3 with
 # numpy and h5py is, as the reader needs).
 for py in /usr/bin/python3 python3; do
-    if "$py" -c "import numpy, h5py" 2> /dev/null; then
+    if [ "$libs" = shared ] && "$py" -c "import numpy, h5py" 2> /dev/null; then
         test -f "$prefix/lib/libgranflow.so" || { echo "libgranflow.so was not installed"; exit 1; }
         (cd "$tmp" && PYTHONPATH="$prefix/share/granflow/python" "$py" -c "
 import granflow

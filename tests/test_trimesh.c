@@ -145,6 +145,23 @@ static void test_stl_round_trip(void **state) {
     assert_int_not_equal(gf_trimesh_read_stl(path, &c, &nt), GF_OK);
     assert_non_null(strstr(gf_error_message(), "not an STL file"));
     assert_int_not_equal(gf_trimesh_read_stl("/nonexistent/x.stl", &c, &nt), GF_OK);
+    /* A number of 300 digits is refused, not cut to 255 and read (issue 36). */
+    f = fopen(path, "w");
+    fprintf(f, "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1.");
+    for (int k = 0; k < 300; ++k)
+        fputc('5', f);
+    fprintf(f, "\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid\n");
+    fclose(f);
+    assert_int_equal(gf_trimesh_read_stl(path, &c, &nt), GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "bad.stl:4"));
+    assert_non_null(strstr(gf_error_message(), "256 characters or more"));
+    /* A binary file that begins with "solid" is quoted without its raw bytes. */
+    f = fopen(path, "wb");
+    fprintf(f, "solid \x01\x02\xff\xfe\n\x03\x04\xf0\xf1 more");
+    fclose(f);
+    assert_int_equal(gf_trimesh_read_stl(path, &c, &nt), GF_ERR_INPUT);
+    for (const char *p = gf_error_message(); *p; ++p)
+        assert_true((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f);
     assert_int_equal(gf_test_rmtree(dir), 0);
     /* A degenerate triangle is refused, naming it. */
     double flat[18] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 2, 2, 0};

@@ -247,6 +247,47 @@ static gf_status cfg_report(char **report, size_t *len, const char *key, const c
     return GF_OK;
 }
 
+/* Whether a key the stored configuration lacks, in a block it has, holds its registered default
+ * now: a key a later version added (a new feature, off by default) is no change of what the
+ * checkpoint's run did. A block the stored configuration lacks altogether (an Inflow added) is a
+ * change, whatever its keys. */
+static int cfg_new_at_default(const cfg_items *stored, const char *key, const char *plain,
+                              const char *value) {
+    const char *last = strrchr(key, '.');
+    if (!last)
+        return 0;
+    size_t blen = (size_t)(last - key) + 1; /* "Block#1.Sub#2." */
+    int block_stored = 0;
+    for (size_t i = 0; i < stored->n && !block_stored; ++i)
+        block_stored = strncmp(stored->item[i].key, key, blen) == 0;
+    if (!block_stored)
+        return 0;
+    char path[2100];
+    snprintf(path, sizeof path, "%s", plain);
+    char *dot = strrchr(path, '.');
+    if (!dot)
+        return 0;
+    *dot = '\0';
+    for (char *p = path; *p; ++p)
+        if (*p == '.')
+            *p = '/';
+    const gf_config_key *k = gf_config_schema_find(path, dot + 1);
+    if (!k || !k->def || k->def[0] == '(')
+        return 0;
+    /* A word may be written as a string ("sphere" for sphere): compare without the quotes. */
+    char v[256], d[256];
+    snprintf(v, sizeof v, "%s", value);
+    snprintf(d, sizeof d, "%s", k->def);
+    for (char *t = v; t; t = t == v ? d : NULL) {
+        size_t n = strlen(t);
+        if (n >= 2 && t[0] == '"' && t[n - 1] == '"') {
+            memmove(t, t + 1, n - 2);
+            t[n - 2] = '\0';
+        }
+    }
+    return cfg_same_value(v, d);
+}
+
 gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff) {
     *report = NULL;
     *ndiff = 0;
@@ -268,7 +309,8 @@ gf_status gf_config_compare(const char *stored, const char *current, char **repo
             cfg_plain_key(x->key, plain, sizeof plain);
             /* Keys in both are compared once, in the first pass. */
             if ((pass && y) || gf_config_schema_restart_free(plain) ||
-                (y && cfg_same_value(x->value, y->value)))
+                (y && cfg_same_value(x->value, y->value)) ||
+                (pass && cfg_new_at_default(other, x->key, plain, x->value)))
                 continue;
             if (++*ndiff > shown)
                 continue;

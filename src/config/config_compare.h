@@ -7,7 +7,9 @@
 
 /* Compares two effective configurations as gf_config_dump writes them, key by key, numbers and
  * vectors by value. Keys that may differ on a restart are ignored: those the registry flags
- * (gf_config_schema_restart_free; `granflow --help` lists them). *ndiff gets the number of other
+ * (gf_config_schema_restart_free; `granflow --help` lists them), and so are keys the stored
+ * configuration lacks that have their registered default now (added by a later version: the
+ * checkpoint's run had no such feature). *ndiff gets the number of other
  * keys that differ (or are in one only), and *report (malloc'd, NULL if none) one line for each of
  * the first twelve: "  Time.dt: 1e-4 in the checkpoint, 2e-4 now". */
 gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff);

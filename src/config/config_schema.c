@@ -122,8 +122,9 @@ static const gf_config_block_info blocks[] = {
 /* One line per key. Blocks that read a key alike (the same function, or the same meaning and
  * default) share its line. */
 static const gf_config_key keys[] = {
-    {"Domain", "min", GF_KEY_VECTOR, NULL, "", "The lower corner of the box (m)."},
-    {"Domain", "max", GF_KEY_VECTOR, NULL, "above min on every axis",
+    {"Domain", "min", GF_KEY_VECTOR, NULL, "each within +-1e15",
+     "The lower corner of the box (m)."},
+    {"Domain", "max", GF_KEY_VECTOR, NULL, "above min on every axis, each within +-1e15",
      "The upper corner of the box (m)."},
     {"Domain", "periodic", GF_KEY_VECTOR, "< 0, 0, 0 >", "0 or 1 per axis",
      "1 makes an axis periodic: positions are wrapped into [min, max) exactly, so a particle on "

@@ -359,12 +359,20 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
         return gf_error_status();
     GF_TRY(gf_config_require_vec3(db, "min", lo));
     GF_TRY(gf_config_require_vec3(db, "max", hi));
-    for (int d = 0; d < 3; ++d)
-        if (!(hi[d] > lo[d])) {
-            char where[512];
+    for (int d = 0; d < 3; ++d) {
+        char where[512];
+        if (!(hi[d] > lo[d]))
             return GF_ERROR(GF_ERR_INPUT, "%s: Domain.max must exceed Domain.min on every axis",
                             gf_config_block_where(db, where, sizeof where));
-        }
+        /* Beyond this, cell counts, decompositions and positions lose meaning (1e308 overflows
+         * the box's extent itself). */
+        if (!(fabs(lo[d]) <= GF_DOMAIN_MAX_COORD && fabs(hi[d]) <= GF_DOMAIN_MAX_COORD))
+            return GF_ERROR(GF_ERR_INPUT,
+                            "%s: the box [%g, %g] along %c reaches beyond +-%g m, the largest "
+                            "coordinate granflow takes",
+                            gf_config_block_where(db, where, sizeof where), lo[d], hi[d], "xyz"[d],
+                            GF_DOMAIN_MAX_COORD);
+    }
     static const double zero[3] = {0.0, 0.0, 0.0};
     double per[3];
     GF_TRY(gf_config_get_vec3(db, "periodic", zero, per));

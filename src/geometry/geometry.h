@@ -70,6 +70,9 @@ typedef struct {
     const void *stl_ctx;
 } gf_walls;
 
+/* The largest |coordinate| of the domain's box (m). */
+#define GF_DOMAIN_MAX_COORD 1e15
+
 void gf_walls_init(gf_walls *w);
 /* The run state of the geometry for a checkpoint (gf_state): the positions of the walls and
  * obstacles and the meshes' poses (velocities follow from the configuration and the time).

@@ -70,7 +70,10 @@ static gf_status read_binary(FILE *f, const char *path, size_t nt, soup *s) {
     return GF_OK;
 }
 
-/* The next whitespace-separated word of the file, counting lines; 0 at the end. */
+/* The next whitespace-separated word of the file, counting lines; 0 at the end, -1 when the word
+ * is longer than size - 1 (no STL word is: a number has at most a few dozen characters). Bytes
+ * that are not printable ASCII become '?', so that a message quoting the word (a binary file
+ * that begins with "solid") prints no raw bytes. */
 static int next_word(FILE *f, char *w, size_t size, long *line) {
     int ch;
     while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'))
@@ -78,21 +81,36 @@ static int next_word(FILE *f, char *w, size_t size, long *line) {
     if (ch == EOF)
         return 0;
     size_t n = 0;
+    int longer = 0;
     do {
         if (n + 1 < size)
-            w[n++] = (char)ch;
+            w[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+        else
+            longer = 1;
     } while ((ch = fgetc(f)) != EOF && !(ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'));
     if (ch == '\n')
         ungetc(ch, f);
     w[n] = '\0';
-    return 1;
+    return longer ? -1 : 1;
+}
+
+/* next_word's verdict as a status: a word too long is an error naming its start. */
+static gf_status word_status(int got, const char *path, long line, const char *w) {
+    if (got < 0)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s:%ld: a word of 256 characters or more ('%.40s...'): "
+                        "not an STL file?",
+                        path, line, w);
+    return GF_OK;
 }
 
 static gf_status expect(FILE *f, const char *path, const char *want, long *line) {
     char w[256];
-    if (!next_word(f, w, sizeof w, line))
+    int got = next_word(f, w, sizeof w, line);
+    if (!got)
         return GF_ERROR(GF_ERR_INPUT, "%s:%ld: the file ends where '%s' was expected", path, *line,
                         want);
+    GF_TRY(word_status(got, path, *line, w));
     if (strcmp(w, want) != 0)
         return GF_ERROR(GF_ERR_INPUT, "%s:%ld: '%s' where '%s' was expected", path, *line, w, want);
     return GF_OK;
@@ -100,8 +118,10 @@ static gf_status expect(FILE *f, const char *path, const char *want, long *line)
 
 static gf_status read_number(FILE *f, const char *path, long *line, double *x) {
     char w[256], *end;
-    if (!next_word(f, w, sizeof w, line))
+    int got = next_word(f, w, sizeof w, line);
+    if (!got)
         return GF_ERROR(GF_ERR_INPUT, "%s:%ld: the file ends inside a facet", path, *line);
+    GF_TRY(word_status(got, path, *line, w));
     errno = 0;
     *x = strtod(w, &end);
     if (end == w || *end != '\0' || errno == ERANGE || !isfinite(*x))
@@ -119,8 +139,10 @@ static gf_status read_ascii(FILE *f, const char *path, soup *s) {
         ;
     line += ch == '\n';
     for (;;) {
-        if (!next_word(f, w, sizeof w, &line))
+        int got = next_word(f, w, sizeof w, &line);
+        if (!got)
             return GF_ERROR(GF_ERR_INPUT, "%s:%ld: the file ends without 'endsolid'", path, line);
+        GF_TRY(word_status(got, path, line, w));
         if (strcmp(w, "endsolid") == 0)
             break;
         if (strcmp(w, "facet") != 0)
