@@ -888,7 +888,10 @@ static void test_bad_input(void **state) {
     expect_failure(GF_VELFIELD, args, "--range expects 4 numbers");
     expect_failure(GF_RDF, "--rmax", "--rmax expects 1 number, got '(nothing)'");
     snprintf(args, sizeof args, "--bins 0 %s", snap);
-    expect_failure(GF_RDF, args, "--bins must be between 1 and 1000000");
+    expect_failure(GF_RDF, args, "--bins must be between 1 and 10000");
+    /* A million bins took minutes (issue 36): refused at once. */
+    snprintf(args, sizeof args, "--bins 1000000 %s", snap);
+    expect_failure(GF_RDF, args, "--bins must be between 1 and 10000");
     snprintf(args, sizeof args, "--colour red %s", snap);
     expect_failure(GF_VELFIELD, args, "unknown or incomplete option '--colour'");
     /* Every numeric option (issue 14): a number, whole where it counts, in range, nothing

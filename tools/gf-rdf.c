@@ -6,7 +6,7 @@
  *     --region X0 X1 Y0 Y1 Z0 Z1   (m; default the whole box; clipped to the box). The paper's
  *                               region of the channel is 0.12 0.14 0 0.065 0 0.02
  *     --rmax R                  largest distance in particle diameters (default 5)
- *     --bins N                  (default 100)
+ *     --bins N                  (default 100, at most 10000)
  *     --normalisation edge|plain   edge-corrected (default) or the paper's plain one
  *
  * r is in units of the particle diameter (of the first particle). g(r) = pair count in the
@@ -59,7 +59,8 @@ static const char usage[] =
     "              [--normalisation edge|plain] SNAPSHOT.h5 [SNAPSHOT.h5 ...]\n"
     "  g(r) of the centres in the region (default the whole box; the paper's region of the\n"
     "  channel is 0.12 0.14 0 0.065 0 0.02), averaged over the snapshots, r in diameters up to R\n"
-    "  (default 5) in N bins (default 100), edge-corrected (default) or with the paper's plain\n"
+    "  (default 5) in N bins (default 100, at most 10000), edge-corrected (default) or with the "
+    "paper's plain\n"
     "  normalisation; writes PREFIX.csv and the plot PREFIX.png with PREFIX.svg beside it "
     "(default\n"
     "  prefix rdf)";
@@ -132,7 +133,7 @@ int main(int argc, char **argv) {
             if (gf_cli_positive("gf-rdf", argc, argv, &first, &rmax_d))
                 return 1;
         } else if (!strcmp(a, "--bins")) {
-            if (gf_cli_int_in("gf-rdf", argc, argv, &first, 1, 1000000, &nbins))
+            if (gf_cli_int_in("gf-rdf", argc, argv, &first, 1, 10000, &nbins))
                 return 1;
         } else if (!strcmp(a, "--normalisation") && first + 1 < argc) {
             const char *v = argv[++first];
