@@ -345,6 +345,29 @@ hid_t gf_h5_group_open(gf_h5file *f, const char *name) {
     return g;
 }
 
+int64_t gf_h5_dset_rows(gf_h5file *f, hid_t g, const char *name) {
+    if (f->st != GF_OK || f->local != GF_OK || g < 0)
+        return -1;
+    if (H5Lexists(g, name, H5P_DEFAULT) <= 0) {
+        H5_FAIL(f, "'%s' has no dataset '%s': not a granflow checkpoint, or from another version",
+                f->path, name);
+        return -1;
+    }
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t space = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t dims[2] = {0, 0};
+    int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    if (rank >= 1 && rank <= 2)
+        H5Sget_simple_extent_dims(space, dims, NULL);
+    else
+        H5_FAIL(f, "reading the shape of dataset '%s' in '%s' failed", name, f->path);
+    if (space >= 0)
+        H5Sclose(space);
+    if (d >= 0)
+        H5Dclose(d);
+    return f->local == GF_OK ? (int64_t)dims[0] : -1;
+}
+
 void gf_h5_read_rank_offsets(gf_h5file *f, hid_t g, int nranks, int64_t rows, int64_t *offs) {
     if (f->st != GF_OK)
         return;

@@ -106,6 +106,9 @@ hid_t gf_h5_group_open(gf_h5file *f, const char *name);
 /* The rows of each rank in a group: `rank_offsets`, nranks + 1 non-decreasing values from 0 to
  * the number of rows (`rows`, if not negative). A dataset: files of earlier versions have an
  * attribute (limited to 64 KiB, so to about 8000 ranks), which is still read. Collective. */
+/* The rows (first extent) of dataset `name` of group g, from its dataspace, nothing read; -1
+ * with a local failure recorded if it is missing. */
+int64_t gf_h5_dset_rows(gf_h5file *f, hid_t g, const char *name);
 void gf_h5_read_rank_offsets(gf_h5file *f, hid_t g, int nranks, int64_t rows, int64_t *offs);
 
 #endif

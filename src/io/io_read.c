@@ -170,8 +170,8 @@ static const char *implausible(const gf_sim *sim, const gf_particle *p, int64_t 
 
 /* The particles into the simulation: kept in file order when the layout is unchanged, else sent
  * to their owners. Collective; returns the agreed status. */
-static gf_status place_particles(gf_sim *sim, const gf_h5_particle_rows *rows, int same, const char *path,
-                                 int64_t next_id) {
+static gf_status place_particles(gf_sim *sim, const gf_h5_particle_rows *rows, int same,
+                                 const char *path, int64_t next_id) {
     size_t n = rows->n;
     gf_particle *recs = gf_h5_particle_rows_records(rows);
     gf_status st = recs ? GF_OK : gf_error_status();
@@ -315,7 +315,11 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
      * keeps those of its particles). */
     hid_t wg = gf_h5_group_open(&f, "warmstart");
     gf_h5_agree(&f);
-    gf_h5_read_rank_offsets(&f, wg, nranks, -1, woffs);
+    /* The offsets must end at the rows the file holds: a damaged offset must not size an
+     * allocation (a huge one asked for 24 TB). */
+    int64_t wrows = gf_h5_dset_rows(&f, wg, "pair");
+    gf_h5_agree(&f);
+    gf_h5_read_rank_offsets(&f, wg, nranks, wrows, woffs);
     int64_t wN = f.st == GF_OK ? woffs[nranks] : 0;
     size_t wfirst = 0, wn = 0;
     if (f.st == GF_OK && same) {
