@@ -22,8 +22,8 @@ void gf_h5_particle_rows_free(gf_h5_particle_rows *p) {
     memset(p, 0, sizeof *p);
 }
 
-void gf_h5_read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, size_t N,
-                              int inverse, gf_h5_particle_rows *p) {
+void gf_h5_read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, size_t N, int inverse,
+                              gf_h5_particle_rows *p) {
     memset(p, 0, sizeof *p);
     if (f->st != GF_OK)
         return;

@@ -20,8 +20,8 @@ typedef struct {
 /* Rows first .. first + n - 1 of N of the group g (/particles); with `inverse` the inverse mass
  * and inertia (checkpoints only), else the mass (snapshots and checkpoints). Files without shapes
  * (before granflow 0.2) hold spheres of the stored radius. Collective over the file's ranks. */
-void gf_h5_read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, size_t N,
-                              int inverse, gf_h5_particle_rows *p);
+void gf_h5_read_particle_rows(gf_h5file *f, hid_t g, size_t first, size_t n, size_t N, int inverse,
+                              gf_h5_particle_rows *p);
 void gf_h5_particle_rows_free(gf_h5_particle_rows *p);
 /* The rows as particle records (malloc'd, NULL if out of memory): pose, velocities, shape and
  * material as stored; the inverse mass and inertia too when the rows hold them (checkpoints). */

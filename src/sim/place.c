@@ -109,4 +109,3 @@ gf_status gf_sim_place_particles(gf_sim *sim, const gf_particle *recs, size_t n)
     free(sendbuf);
     return gf_par_agree(sim->par, st, NULL);
 }
-
