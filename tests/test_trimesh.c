@@ -196,6 +196,27 @@ static void test_fifo_refused(void **state) {
     gf_test_rmtree(dir);
 }
 
+/* Surfaces made in place that would exceed the triangle limit are refused before they are made
+ * (issue 36: a drum of 100000 segments asked for 6.4e9 triangles first), at once. */
+static void test_oversized_surfaces_refused(void **state) {
+    (void)state;
+    const double c[3] = {0, 0, 0}, z[3] = {0, 0, 1}, x[3] = {1, 0, 0};
+    double *corners = NULL;
+    size_t nt = 0;
+    assert_int_equal(gf_trimesh_frustum(c, z, 1.0, 0.5, 0.5, 100000, 1, 1e-5, &corners, &nt),
+                     GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "4000000"));
+    assert_int_equal(gf_trimesh_rectangle(c, z, x, 1.0, 1.0, 1e-5, &corners, &nt), GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "the rectangle would have 2e+10 triangles"));
+    assert_int_equal(gf_trimesh_disc(c, z, 1.0, 0.0, 2100000000, &corners, &nt), GF_ERR_INPUT);
+    assert_null(corners);
+    /* Up to the limit they are made. */
+    GF_ASSERT_OK(gf_trimesh_frustum(c, z, 1.0, 0.5, 0.5, 64, 1, 0.1, &corners, &nt));
+    assert_int_equal(nt, 2 * 64 * 10 + 2 * 64);
+    free(corners);
+    gf_error_clear();
+}
+
 static void test_cube_contacts_match_the_box(void **state) {
     (void)state;
     const double lo[3] = {0.1, -0.2, 0.0}, hi[3] = {0.4, 0.3, 0.25};
@@ -410,6 +431,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stl_round_trip),
         cmocka_unit_test(test_fifo_refused),
+        cmocka_unit_test(test_oversized_surfaces_refused),
         cmocka_unit_test(test_cube_contacts_match_the_box),
         cmocka_unit_test(test_flat_mesh_is_its_plane),
         cmocka_unit_test(test_valley_touches_both_sides),

@@ -213,6 +213,18 @@ static gf_status unit(const double v[3], const char *what, double u[3]) {
     return GF_OK;
 }
 
+/* A surface made in place is refused before it is made when it would have more triangles than a
+ * mesh may (issue 36: 100000 segments asked for 6.4e9 triangles, 4 GB, before the limit was
+ * checked). */
+static gf_status check_triangles(double n, const char *what) {
+    if (n > (double)GF_TRIMESH_MAX_TRIANGLES)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s would have %.4g triangles, more than the %d a mesh may have (fewer "
+                        "segments, or a larger piece length)",
+                        what, n, GF_TRIMESH_MAX_TRIANGLES);
+    return GF_OK;
+}
+
 /* Pieces of about `piece` along a length (at least one). */
 static long pieces(double length, double piece) {
     if (!(piece > 0.0))
@@ -235,6 +247,7 @@ gf_status gf_trimesh_rectangle(const double c[3], const double normal[3], const 
     if (!(w > 0.0) || !(h > 0.0))
         return GF_ERROR(GF_ERR_INPUT, "a rectangle needs a positive width and height");
     long nu = pieces(w, piece), nv = pieces(h, piece);
+    GF_TRY(check_triangles(2.0 * (double)nu * (double)nv, "the rectangle"));
     soup s = {0};
     gf_status st = GF_OK;
     for (long i = 0; i < nu && st == GF_OK; ++i)
@@ -269,6 +282,7 @@ gf_status gf_trimesh_disc(const double c[3], const double normal[3], double r, d
                         hole);
     if (segments < 3)
         return GF_ERROR(GF_ERR_INPUT, "a disc needs at least 3 segments");
+    GF_TRY(check_triangles(2.0 * segments, "the disc"));
     gf_orthonormal(n, e);
     gf_cross(n, e, f);
     soup s = {0};
@@ -304,6 +318,7 @@ gf_status gf_trimesh_frustum(const double c[3], const double axis[3], double len
     gf_cross(a, e, f);
     double slant = hypot(length, r2 - r1);
     long nl = pieces(slant, piece);
+    GF_TRY(check_triangles(2.0 * segments * ((double)nl + (caps ? 1.0 : 0.0)), "the cone or tube"));
     soup s = {0};
     gf_status st = GF_OK;
     const double step = 2.0 * M_PI / segments;
