@@ -263,15 +263,7 @@ static int cfg_new_at_default(const cfg_items *stored, const char *key, const ch
     if (!block_stored)
         return 0;
     char path[2100];
-    snprintf(path, sizeof path, "%s", plain);
-    char *dot = strrchr(path, '.');
-    if (!dot)
-        return 0;
-    *dot = '\0';
-    for (char *p = path; *p; ++p)
-        if (*p == '.')
-            *p = '/';
-    const gf_config_key *k = gf_config_schema_find(path, dot + 1);
+    const gf_config_key *k = gf_config_schema_find_dotted(plain, path, sizeof path);
     if (!k || !k->def || k->def[0] == '(')
         return 0;
     /* A word may be written as a string ("sphere" for sphere): compare without the quotes. */

@@ -560,20 +560,26 @@ static int under(const char *path, const char *block) {
     return strcmp(path, block) == 0 || (strncmp(path, block, n) == 0 && path[n] == '/');
 }
 
-int gf_config_schema_restart_free(const char *key) {
+const gf_config_key *gf_config_schema_find_dotted(const char *key, char *path, size_t size) {
     /* "Domain.Wall.normal" -> block path "Domain/Wall", key "normal". */
-    char path[256];
-    snprintf(path, sizeof path, "%s", key);
+    snprintf(path, size, "%s", key);
     char *dot = strrchr(path, '.');
-    if (!dot)
-        return 0;
+    if (!dot) {
+        path[0] = '\0';
+        return NULL;
+    }
     *dot = '\0';
     for (char *p = path; *p; ++p)
         if (*p == '.')
             *p = '/';
-    if (block_restart_free(path))
+    return gf_config_schema_find(path, dot + 1);
+}
+
+int gf_config_schema_restart_free(const char *key) {
+    char path[256];
+    const gf_config_key *k = gf_config_schema_find_dotted(key, path, sizeof path);
+    if (path[0] && block_restart_free(path))
         return 1;
-    const gf_config_key *k = gf_config_schema_find(path, dot + 1);
     return k && key_restart_free(k, path);
 }
 

@@ -55,6 +55,9 @@ const gf_config_block_info *gf_config_schema_blocks(size_t *n);
 /* The registered key of a block (NULL if none), and a registered block (NULL if none). */
 const gf_config_key *gf_config_schema_find(const char *path, const char *key);
 const gf_config_block_info *gf_config_schema_find_block(const char *path);
+/* The registered key named as on the command line ("Domain.Wall.normal"), or NULL; `path` gets
+ * its block path ("Domain/Wall"; "" without a block). */
+const gf_config_key *gf_config_schema_find_dotted(const char *key, char *path, size_t size);
 /* Whether `path` is one of the blocks of k->blocks. */
 int gf_config_schema_in_blocks(const gf_config_key *k, const char *path);
 

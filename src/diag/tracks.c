@@ -1,4 +1,5 @@
 #include "diag/tracks.h"
+#include "core/order.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,11 +8,6 @@
 
 #include "io/csv_series.h"
 #include "io/io.h"
-
-static int cmp_id(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 gf_status gf_tracks_parse_ids(const char *text, int64_t **ids, size_t *n) {
     *ids = NULL;
@@ -73,7 +69,7 @@ gf_status gf_tracks_parse_ids(const char *text, int64_t **ids, size_t *n) {
         for (long long k = a; k <= b; ++k)
             (*ids)[(*n)++] = (int64_t)k;
     }
-    qsort(*ids, *n, sizeof **ids, cmp_id);
+    qsort(*ids, *n, sizeof **ids, gf_cmp_i64);
     size_t m = 0;
     for (size_t k = 0; k < *n; ++k)
         if (m == 0 || (*ids)[k] != (*ids)[m - 1])
@@ -114,7 +110,7 @@ typedef struct {
 } track_row;
 
 static int cmp_row(const void *a, const void *b) {
-    return cmp_id(&((const track_row *)a)->id, &((const track_row *)b)->id);
+    return gf_cmp_i64(&((const track_row *)a)->id, &((const track_row *)b)->id);
 }
 
 gf_status gf_tracks_observe(gf_tracks *tr, const gf_sim *sim, int force) {
@@ -127,7 +123,7 @@ gf_status gf_tracks_observe(gf_tracks *tr, const gf_sim *sim, int force) {
     gf_status st = mine ? GF_OK : gf_error_status();
     size_t n = 0;
     for (size_t i = 0; st == GF_OK && i < p->n_local && n < cap; ++i) {
-        if (!bsearch(&p->id[i], tr->ids, tr->nids, sizeof *tr->ids, cmp_id))
+        if (!bsearch(&p->id[i], tr->ids, tr->nids, sizeof *tr->ids, gf_cmp_i64))
             continue;
         track_row *r = &mine[n++];
         r->id = p->id[i];

@@ -15,6 +15,7 @@
 #include "core/vec.h"
 #include "granflow/version.h"
 #include "h5/h5file.h"
+#include "core/order.h"
 #include "h5/particle_rows.h"
 #include "layout.h"
 
@@ -218,7 +219,7 @@ static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair,
     for (size_t i = 0; i < nl; ++i)
         ids[i] = sim->particles.id[i];
     if (nl > 1)
-        qsort(ids, nl, sizeof *ids, gf_io_layout_cmp_i64); /* for membership tests */
+        qsort(ids, nl, sizeof *ids, gf_cmp_i64); /* for membership tests */
     gf_warmstart all;
     gf_warmstart_init(&all);
     gf_status st = gf_warmstart_insert(&all, wn, wpair, wpoint, wimp);

@@ -33,11 +33,6 @@ static int cmp_by_id(const void *a, const void *b, void *ctx) {
     return x < y ? -1 : x > y;
 }
 
-int gf_io_layout_cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static const int64_t *sort_ids_ctx;
 static int cmp_idx(const void *a, const void *b) {
     return cmp_by_id(a, b, (void *)sort_ids_ctx);

@@ -21,7 +21,4 @@ size_t gf_io_layout_members(const gf_particles *p);
 gf_status gf_io_layout_geometry_share(const gf_sim *sim, gf_geometry_mesh *m, int64_t off[3],
                                       int64_t total[3]);
 
-/* qsort's order of int64_t values. */
-int gf_io_layout_cmp_i64(const void *a, const void *b);
-
 #endif

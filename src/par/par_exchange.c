@@ -1,4 +1,5 @@
 #include "par/exchange.h"
+#include "core/order.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -158,11 +159,6 @@ static gf_status sendrecv_bytes(gf_exchange *x, const bytes *out, int to, bytes 
     return GF_OK;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, const gf_exchange_payload *payload) {
     const gf_decomp *d = &x->decomp;
     if (p->n_ghost != 0)
@@ -223,7 +219,7 @@ gf_status gf_exchange_migrate(gf_exchange *x, gf_particles *p, const gf_exchange
             if (!payload)
                 continue;
             if (nids[dir] > 1)
-                qsort(ids[dir], nids[dir], sizeof *ids[dir], cmp_i64);
+                qsort(ids[dir], nids[dir], sizeof *ids[dir], gf_cmp_i64);
             void *data = NULL;
             size_t len = 0;
             st = payload->pack(payload->ctx, ids[dir], nids[dir], &data, &len);

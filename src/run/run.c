@@ -1,6 +1,7 @@
 /* A run from a configuration file (run.h): the set-up, restart and run loop of the `granflow`
  * program, for any program. */
 #include "granflow/run.h"
+#include "core/order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,11 +247,6 @@ gf_status gf_run_local_particles(const gf_run *r, int64_t *id, double *x, double
     return GF_OK;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const double *v,
                                 int64_t *found) {
     /* The given ids with their rows, sorted: each owned particle looks itself up. */
@@ -262,10 +258,10 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
             key[2 * k] = id[k];
             key[2 * k + 1] = (int64_t)k;
         }
-        qsort(key, n, 2 * sizeof *key, cmp_i64);
+        qsort(key, n, 2 * sizeof *key, gf_cmp_i64);
         gf_particles *p = &r->sim.particles;
         for (size_t i = 0; i < p->n_local; ++i) {
-            const int64_t *at = bsearch(&p->id[i], key, n, 2 * sizeof *key, cmp_i64);
+            const int64_t *at = bsearch(&p->id[i], key, n, 2 * sizeof *key, gf_cmp_i64);
             if (!at)
                 continue;
             for (int d = 0; d < 3; ++d)

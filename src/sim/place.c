@@ -5,11 +5,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
-
-static int cmp_id(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
+#include "core/order.h"
 
 gf_status gf_sim_check_unique_ids(const gf_sim *sim, const char *path, const char *hint) {
     const gf_particles *pp = &sim->particles;
@@ -52,7 +48,7 @@ gf_status gf_sim_check_unique_ids(const gf_sim *sim, const char *path, const cha
         free(out);
     }
     if (st == GF_OK && nin > 1) {
-        qsort(ids, nin, sizeof *ids, cmp_id);
+        qsort(ids, nin, sizeof *ids, gf_cmp_i64);
         for (size_t i = 1; i < nin; ++i)
             if (ids[i] == ids[i - 1]) {
                 st = GF_ERROR(GF_ERR_INPUT, "'%s': particle id %lld appears twice%s", path,
