@@ -20,12 +20,19 @@
  * of the contact normal, and as a segment when its direction is within that angle of
  * perpendicular. A body that rocks by less than 2 degrees so keeps its whole face as support,
  * the lifted points carrying their own (positive) gaps, instead of flipping from one edge to the
- * other; a wider angle would only add points whose gaps exceed the margin. */
+ * other. Beyond that angle an edge or face still joins when its far end lies within the margin
+ * (its rise, the edge's length times the sine, below the margin): the margin is what the bodies
+ * may close within a step, and a box spinning at 180 rad/s on a hopper pour turned the far corner
+ * of an edge 3 degrees off a face 0.13 mm into it within one step, a corner no contact held. */
 #define FEATURE_SIN 0.0349
 /* When the features at that angle miss the deepest pair of points along n (the face chosen is
  * not the one that touches), they are taken again at this one (0.06 degrees): what is a face
  * or an edge then is one for any normal but a grossly wrong one. */
 #define FEATURE_SIN_EXACT 1e-3
+/* The widest angle (its sine, 10 degrees) at which the margin still makes a face or a segment of
+ * a feature: a face taken becomes the reference and its normal the manifold's, so its angle to
+ * the detected normal is bounded. */
+#define FEATURE_SIN_REACH 0.1736
 /* A cylinder cap enters as the regular 12-gon inscribed in its rim. Its vertices and every point
  * clipped from it lie on the true cap, so no point lies outside the body; the rim is under-
  * estimated by at most r (1 - cos 15 deg) = 0.034 r between vertices. One vertex is turned towards
@@ -93,12 +100,22 @@ static void set_face_normal(feature *f, const gf_body_pose *p, int axis, double 
     gf_quat_rotate(p->q, e, f->m);
 }
 
+/* Whether an edge of this length, at the angle of sine s to the plane normal to the direction
+ * of the feature, lies flat: within the angle sinmax, or its far end within reach (the margin)
+ * at an angle up to FEATURE_SIN_REACH. */
+static int lies_flat(double s, double length, double sinmax, double reach) {
+    return s <= sinmax || (s <= FEATURE_SIN_REACH && s * length < reach);
+}
+
 static void box_feature(const gf_body_pose *p, const double u[3], const double d[3], double sinmax,
-                        double cosmin, feature *f) {
+                        double cosmin, double reach, feature *f) {
     const double *h = p->shape->dim;
     double au[3] = {fabs(u[0]), fabs(u[1]), fabs(u[2])};
     int k = au[0] >= au[1] ? (au[0] >= au[2] ? 0 : 2) : (au[1] >= au[2] ? 1 : 2);
-    if (au[k] >= cosmin) {
+    int kj = (k + 1) % 3, kl = (k + 2) % 3;
+    int flat_j = lies_flat(au[kj], 2.0 * h[kj], sinmax, reach);
+    int flat_l = lies_flat(au[kl], 2.0 * h[kl], sinmax, reach);
+    if (au[k] >= cosmin || (flat_j && flat_l)) {
         int j = (k + 1) % 3, l = (k + 2) % 3;
         double s = copysign(1.0, u[k]);
         /* counter-clockwise about e_k, clockwise about -e_k: clipping works with either */
@@ -116,8 +133,10 @@ static void box_feature(const gf_body_pose *p, const double u[3], const double d
         return;
     }
     int e = au[0] <= au[1] ? (au[0] <= au[2] ? 0 : 2) : (au[1] <= au[2] ? 1 : 2);
+    if (!(au[e] <= sinmax) && (flat_j || flat_l))
+        e = flat_j ? kj : kl;
     double loc[3] = {copysign(h[0], u[0]), copysign(h[1], u[1]), copysign(h[2], u[2])};
-    if (au[e] <= sinmax) {
+    if (au[e] <= sinmax || flat_j || flat_l) {
         double loc1[3] = {loc[0], loc[1], loc[2]};
         loc[e] = h[e];
         loc1[e] = -h[e];
@@ -128,13 +147,13 @@ static void box_feature(const gf_body_pose *p, const double u[3], const double d
 }
 
 static void cylinder_feature(const gf_body_pose *p, const double u[3], const double d[3],
-                             double sinmax, double cosmin, feature *f) {
+                             double sinmax, double cosmin, double reach, feature *f) {
     double r = p->shape->dim[0], h = p->shape->dim[1];
     double rho = sqrt(u[0] * u[0] + u[1] * u[1]);
     /* the direction of the deepest rim point; any one when the axis is along d */
     double c0 = rho > 1e-12 ? u[0] / rho : 1.0, s0 = rho > 1e-12 ? u[1] / rho : 0.0;
     double z = copysign(h, u[2]);
-    if (fabs(u[2]) >= cosmin) {
+    if (fabs(u[2]) >= cosmin || lies_flat(rho, 2.0 * r, 0.0, reach)) {
         for (int k = 0; k < CAP_SIDES; ++k) {
             double loc[3] = {r * (c0 * cap_cos[k] - s0 * cap_sin[k]),
                              r * (s0 * cap_cos[k] + c0 * cap_sin[k]), z};
@@ -150,7 +169,7 @@ static void cylinder_feature(const gf_body_pose *p, const double u[3], const dou
         return;
     }
     double loc[3] = {r * c0, r * s0, z};
-    if (fabs(u[2]) <= sinmax) {
+    if (lies_flat(fabs(u[2]), 2.0 * h, sinmax, reach)) {
         double loc1[3] = {loc[0], loc[1], -h};
         loc[2] = h;
         set_segment(f, p, loc, loc1, 0.0, d);
@@ -163,10 +182,21 @@ static void cylinder_feature(const gf_body_pose *p, const double u[3], const dou
  * edge whose corners both lie within the angle sinmax of the farthest along u, else its
  * farthest corner. */
 static void triangle_feature(const gf_body_pose *p, const double u[3], const double d[3],
-                             double sinmax, double cosmin, feature *f) {
+                             double sinmax, double cosmin, double reach, feature *f) {
     double v[3][3], h[3];
     gf_shape_triangle_corners(p->shape, v);
-    if (fabs(u[2]) >= cosmin) {
+    for (int k = 0; k < 3; ++k)
+        h[k] = gf_dot(v[k], u);
+    int top = h[0] >= h[1] ? (h[0] >= h[2] ? 0 : 2) : (h[1] >= h[2] ? 1 : 2);
+    int flat[3], near = 1;
+    for (int k = 0; k < 3; ++k) {
+        double e[3] = {v[k][0] - v[top][0], v[k][1] - v[top][1], v[k][2] - v[top][2]};
+        double len = gf_norm(e);
+        flat[k] = k != top && len > 0.0 && lies_flat((h[top] - h[k]) / len, len, sinmax, reach);
+        near = near && h[top] - h[k] < reach;
+    }
+    if (fabs(u[2]) >= cosmin ||
+        (near && 1.0 - u[2] * u[2] <= FEATURE_SIN_REACH * FEATURE_SIN_REACH)) {
         for (int k = 0; k < 3; ++k)
             to_world(p, v[k], f->v[k]);
         f->nv = 3;
@@ -174,17 +204,10 @@ static void triangle_feature(const gf_body_pose *p, const double u[3], const dou
         set_face_normal(f, p, 2, copysign(1.0, u[2]));
         return;
     }
-    for (int k = 0; k < 3; ++k)
-        h[k] = gf_dot(v[k], u);
-    int top = h[0] >= h[1] ? (h[0] >= h[2] ? 0 : 2) : (h[1] >= h[2] ? 1 : 2);
     int next = -1;
-    for (int k = 0; k < 3; ++k) {
-        if (k == top)
-            continue;
-        double e[3] = {v[k][0] - v[top][0], v[k][1] - v[top][1], v[k][2] - v[top][2]};
-        if (h[top] - h[k] <= sinmax * gf_norm(e) && (next < 0 || h[k] > h[next]))
+    for (int k = 0; k < 3; ++k)
+        if (k != top && flat[k] && (next < 0 || h[k] > h[next]))
             next = k;
-    }
     if (next >= 0)
         set_segment(f, p, v[top], v[next], 0.0, d);
     else
@@ -192,8 +215,11 @@ static void triangle_feature(const gf_body_pose *p, const double u[3], const dou
 }
 
 /* The feature of body p facing the unit world direction d: a face whose normal is within the
- * angle of sine sinmax of d, else a segment perpendicular to d within that angle, else a point. */
-static gf_status feature_of(const gf_body_pose *p, const double d[3], double sinmax, feature *f) {
+ * angle of sine sinmax of d, else a segment perpendicular to d within that angle, else a point;
+ * faces and segments whose far ends lie within reach of the supporting point join too (see
+ * FEATURE_SIN). */
+static gf_status feature_of(const gf_body_pose *p, const double d[3], double sinmax, double reach,
+                            feature *f) {
     const double cosmin = sqrt(1.0 - sinmax * sinmax);
     const double *dim = p->shape->dim;
     double u[3];
@@ -207,7 +233,7 @@ static gf_status feature_of(const gf_body_pose *p, const double d[3], double sin
     }
     case GF_SHAPE_CAPSULE: {
         double e0[3] = {0.0, 0.0, dim[1]}, e1[3] = {0.0, 0.0, -dim[1]};
-        if (fabs(u[2]) <= sinmax) {
+        if (lies_flat(fabs(u[2]), 2.0 * dim[1], sinmax, reach)) {
             set_segment(f, p, e0, e1, dim[0], d);
         } else {
             e0[2] = copysign(dim[1], u[2]);
@@ -216,13 +242,13 @@ static gf_status feature_of(const gf_body_pose *p, const double d[3], double sin
         return GF_OK;
     }
     case GF_SHAPE_BOX:
-        box_feature(p, u, d, sinmax, cosmin, f);
+        box_feature(p, u, d, sinmax, cosmin, reach, f);
         return GF_OK;
     case GF_SHAPE_CYLINDER:
-        cylinder_feature(p, u, d, sinmax, cosmin, f);
+        cylinder_feature(p, u, d, sinmax, cosmin, reach, f);
         return GF_OK;
     case GF_SHAPE_TRIANGLE:
-        triangle_feature(p, u, d, sinmax, cosmin, f);
+        triangle_feature(p, u, d, sinmax, cosmin, reach, f);
         return GF_OK;
     case GF_SHAPE_PLANE:
         f->nv = 1;
@@ -584,12 +610,12 @@ static void support_world(const gf_body_pose *p, const double d[3], double out[3
  * the manifold's normal (n, or the reference face's normal), *ref which body has the reference
  * face (-1: a, 1: b, 0: neither). */
 static gf_status candidates(const gf_body_pose *a, const gf_body_pose *b, const double n[3],
-                            double sinmax, double tol, candidate *c, int *nc, double nn[3],
-                            int *ref) {
+                            double sinmax, double reach, double tol, candidate *c, int *nc,
+                            double nn[3], int *ref) {
     double mn[3] = {-n[0], -n[1], -n[2]};
     feature fa, fb;
-    GF_TRY(feature_of(a, mn, sinmax, &fa));
-    GF_TRY(feature_of(b, n, sinmax, &fb));
+    GF_TRY(feature_of(a, mn, sinmax, reach, &fa));
+    GF_TRY(feature_of(b, n, sinmax, reach, &fb));
     memcpy(nn, n, 3 * sizeof nn[0]);
     *ref = 0;
     if (fa.dim < FEAT_FACE && fb.dim < FEAT_FACE) {
@@ -613,10 +639,10 @@ static gf_status candidates(const gf_body_pose *a, const gf_body_pose *b, const 
     /* the incident feature again along the reference normal: a curved body's line or point
      * facing the face exactly */
     if (ref_is_a) {
-        GF_TRY(feature_of(b, nn, sinmax, inc));
+        GF_TRY(feature_of(b, nn, sinmax, reach, inc));
     } else {
         double mnn[3] = {-nn[0], -nn[1], -nn[2]};
-        GF_TRY(feature_of(a, mnn, sinmax, inc));
+        GF_TRY(feature_of(a, mnn, sinmax, reach, inc));
     }
     *nc = face_contacts(rf, inc, ref_is_a, nn, tol, c);
     return GF_OK;
@@ -652,7 +678,7 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
     candidate c[CANDIDATE_MAX + 1]; /* the clipped points and the supporting pair */
     int nc, ref;
     double nn[3];
-    GF_TRY(candidates(a, b, n, FEATURE_SIN, tol, c, &nc, nn, &ref));
+    GF_TRY(candidates(a, b, n, FEATURE_SIN, margin, tol, c, &nc, nn, &ref));
     if (!pa && !pb) {
         /* The bodies' supporting points along the manifold's normal are their deepest pair. When
          * that normal is a reference face's, and the face's border rather than the face is what
@@ -672,7 +698,7 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
             if (nc > 0 && deepest >= min_candidate_gap(c, nc))
                 break;
             if (pass == 0) {
-                GF_TRY(candidates(a, b, n, FEATURE_SIN_EXACT, tol, c, &nc, nn, &ref));
+                GF_TRY(candidates(a, b, n, FEATURE_SIN_EXACT, 0.0, tol, c, &nc, nn, &ref));
                 continue;
             }
             double g = gf_dot(nn, e);
