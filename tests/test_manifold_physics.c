@@ -324,6 +324,42 @@ static void test_spinning_bodies_land_flat(void **state) {
     }
 }
 
+/* A box dropped across the edge of another lands on it without sinking in: a plate (half
+ * extents 0.02, 0.03, 0.005) falling at 2 m/s, no gravity, turned about five axes by 0.2 and 0.5
+ * rad, onto the top edge of a fixed box (x = 0.05), its centre over the edge. It meets the edge
+ * tilted, its deepest corner beyond the fixed box's side: the manifold's points over the top
+ * face must stay beside the edge's point (with the edge's point alone, the plate's face came
+ * down through the top within a step: 0.09-0.57 mm deep). No energy is gained. */
+static void test_box_lands_across_an_edge(void **state) {
+    (void)state;
+    const char *axes[5] = {"<0.3,-1,0.2>", "<0.1,1,0.3>", "<1,0.2,0.1>", "<0.5,0.5,1>",
+                           "<-0.2,1,-0.4>"};
+    for (int k = 0; k < 10; ++k) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "Domain { min <-1,-1,-1>; max <1,1,1>; box_walls false; }\n"
+                 "Materials { friction 0.5; Material { name m; density 2500; } }\n"
+                 "Physics { gravity <0,0,0>; }\n"
+                 "Body { shape box; half_extents <0.05,0.05,0.02>; position <0,0,0>; "
+                 "motion fixed; material m; }\n"
+                 "Body { shape box; half_extents <0.02,0.03,0.005>; position <0.05,0,0.04>; "
+                 "axis %s; angle %g; velocity <0,0,-2>; material m; }\n"
+                 "Time { dt 2e-4; steps 300; }\n" CONVERGED,
+                 axes[k / 2], k % 2 ? 0.5 : 0.2);
+        gf_sim sim;
+        gf_test_sim_make(&sim, "edge.cfg", text);
+        double e0 = gf_particles_kinetic_energy(&sim.particles);
+        gf_test_sim_run(&sim, 300);
+        double e1 = gf_particles_kinetic_energy(&sim.particles);
+        if (!(sim.run_figures.max_penetration < 1e-5))
+            fail_msg("a plate turned about %s by %g onto an edge: %g m deep", axes[k / 2],
+                     k % 2 ? 0.5 : 0.2, sim.run_figures.max_penetration);
+        if (!(e1 <= e0 * (1.0 + 1e-12)))
+            fail_msg("a plate onto an edge: energy %g J -> %g J", e0, e1);
+        gf_sim_free(&sim);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_slides_at_mu_g),
@@ -334,6 +370,7 @@ int main(void) {
         cmocka_unit_test(test_coulomb_no_corner_into_the_floor),
         cmocka_unit_test(test_stacks_stand_at_defaults),
         cmocka_unit_test(test_spinning_bodies_land_flat),
+        cmocka_unit_test(test_box_lands_across_an_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,8 @@ typedef struct {
 typedef struct {
     double p[3];
     double gap;
+    double n[3]; /* the normal its gap is measured along */
+    int first;   /* a point of the first features beside the final ones' (gf_manifold_build) */
 } candidate;
 
 /* cos and sin of k * 30 degrees */
@@ -540,9 +542,10 @@ static int reduce(const candidate *c, int nc, const double n[3], double tol,
                   gf_contact_point *out) {
     int pick[GF_MANIFOLD_MAX];
     int np = 0;
+    /* the deepest point of the final features first: its normal is the manifold's */
     int i0 = 0;
     for (int i = 1; i < nc; ++i)
-        if (c[i].gap < c[i0].gap)
+        if (c[i].first < c[i0].first || (c[i].first == c[i0].first && c[i].gap < c[i0].gap))
             i0 = i;
     pick[np++] = i0;
     if (nc > 1) {
@@ -591,7 +594,7 @@ static int reduce(const candidate *c, int nc, const double n[3], double tol,
         }
     }
     for (int k = 0; k < np; ++k) {
-        memcpy(out[k].n, n, sizeof out[k].n);
+        memcpy(out[k].n, c[pick[k]].n, sizeof out[k].n);
         memcpy(out[k].p, c[pick[k]].p, sizeof out[k].p);
         out[k].gap = c[pick[k]].gap;
     }
@@ -656,7 +659,7 @@ static double min_candidate_gap(const candidate *c, int nc) {
 }
 
 gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const double n_in[3],
-                            double margin, gf_contact_point *out, int *count) {
+                            double gap, double margin, gf_contact_point *out, int *count) {
     *count = 0;
     double len = gf_norm(n_in);
     if (!(len > 0.0) || !isfinite(len))
@@ -675,9 +678,11 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
         size += gf_shape_bounding_radius(b->shape, b->clumps);
     double tol = 1e-9 * size;
 
-    candidate c[CANDIDATE_MAX + 1]; /* the clipped points and the supporting pair */
-    int nc, ref;
-    double nn[3];
+    /* the clipped points, the supporting pair, and the first features' points kept */
+    candidate c[2 * CANDIDATE_MAX + 1];
+    int nc, ref, nfirst = 0;
+    double nn[3], nfirst_n[3] = {0.0, 0.0, 0.0};
+    candidate first[CANDIDATE_MAX];
     GF_TRY(candidates(a, b, n, FEATURE_SIN, margin, tol, c, &nc, nn, &ref));
     if (!pa && !pb) {
         /* The bodies' supporting points along the manifold's normal are their deepest pair. When
@@ -686,7 +691,16 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
          * taken again at the angle a normal is known to (FEATURE_SIN_EXACT), and should the pair
          * still be missing, it joins the candidates, placed by the supporting point of the body
          * without the reference face (the other one's is ambiguous, a face being normal to nn). A
-         * plane's supporting points are at infinity, but a plane is never clipped. */
+         * plane's supporting points are at infinity, but a plane is never clipped.
+         * The first features' points stay beside those: what of a body lies over the reference
+         * face touches it there too (a box lying tilted across another's edge rests on the edge
+         * and on the face; with the edge's point alone its face came down through the other box
+         * within a step). Only points no deeper than the pair are kept: apart, no point over
+         * the face is nearer than the pair's distance, and deeper ones are the faces of bodies
+         * beside each other, not facing; pressed in, the pair's depth is the least way out, and
+         * the border's point holds it. They keep the face's normal, within FEATURE_SIN_REACH of
+         * the final one, which the manifold's first point has. */
+        double floor = gap - 1e3 * tol;
         double sa[3], sb[3], e[3];
         for (int pass = 0; pass < 2; ++pass) {
             double mnn[3] = {-nn[0], -nn[1], -nn[2]};
@@ -698,6 +712,10 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
             if (nc > 0 && deepest >= min_candidate_gap(c, nc))
                 break;
             if (pass == 0) {
+                for (int i = 0; i < nc; ++i)
+                    if (c[i].gap >= floor && c[i].gap < margin)
+                        first[nfirst++] = c[i];
+                memcpy(nfirst_n, nn, sizeof nn);
                 GF_TRY(candidates(a, b, n, FEATURE_SIN_EXACT, 0.0, tol, c, &nc, nn, &ref));
                 continue;
             }
@@ -717,8 +735,16 @@ gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const 
     }
     int kept = 0;
     for (int i = 0; i < nc; ++i)
-        if (c[i].gap < margin)
-            c[kept++] = c[i];
+        if (c[i].gap < margin) {
+            c[kept] = c[i];
+            c[kept].first = 0;
+            memcpy(c[kept++].n, nn, sizeof nn);
+        }
+    for (int i = 0; i < nfirst; ++i) {
+        c[kept] = first[i];
+        c[kept].first = 1;
+        memcpy(c[kept++].n, nfirst_n, sizeof nfirst_n);
+    }
     if (kept == 0)
         return GF_OK;
     *count = reduce(c, kept, nn, tol, out);

@@ -689,8 +689,9 @@ static gf_status pair_box_box(const gf_body_pose *a, const gf_body_pose *b, doub
         n[0] *= sg;
         n[1] *= sg;
         n[2] *= sg;
+        best = best_e;
     }
-    return gf_manifold_build(a, b, n, margin, out, count);
+    return gf_manifold_build(a, b, n, best, margin, out, count);
 }
 
 static gf_status pair_convex(const gf_body_pose *a, const gf_body_pose *b, double margin,

@@ -714,5 +714,5 @@ gf_status gf_collide_convex(const gf_body_pose *a, const gf_body_pose *b, double
     }
     if (gap >= m)
         return GF_OK;
-    return gf_manifold_build(a, b, n, margin, out, count);
+    return gf_manifold_build(a, b, n, gap / scale, margin, out, count);
 }

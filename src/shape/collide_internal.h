@@ -13,12 +13,15 @@ gf_status gf_collide_convex(const gf_body_pose *a, const gf_body_pose *b, double
                             gf_contact_point *out, int *count);
 
 /* Given the contact normal n (unit, from b towards a) of two convex bodies (box, capsule,
- * cylinder, sphere, plane), the manifold: the feature of a facing -n and the feature of b facing
- * +n (face, edge or vertex; a cylinder's cap, side line or rim point), the incident one clipped
- * against the reference one in the plane normal to n, each point's gap measured along n, those
- * with gap < margin kept and reduced to at most GF_MANIFOLD_MAX (deepest first, then the
- * largest area). All points share the normal n. */
+ * cylinder, sphere, plane) and their signed distance along it as the caller found it (NAN:
+ * unknown), the manifold: the feature of a facing -n and the feature of b facing +n (face, edge
+ * or vertex; a cylinder's cap, side line or rim point), the incident one clipped against the
+ * reference one in the plane normal to n, each point's gap measured along n, those with gap <
+ * margin kept and reduced to at most GF_MANIFOLD_MAX (deepest first, then the largest area).
+ * The points share the normal of the first, but for a body whose deepest point lies beyond the
+ * reference face's border: its points over the face keep the face's normal beside the border's
+ * point (see the function). */
 gf_status gf_manifold_build(const gf_body_pose *a, const gf_body_pose *b, const double n[3],
-                            double margin, gf_contact_point *out, int *count);
+                            double gap, double margin, gf_contact_point *out, int *count);
 
 #endif
