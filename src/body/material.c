@@ -31,6 +31,15 @@ gf_status gf_materials_add(gf_materials *m, const char *name, double density,
     return GF_OK;
 }
 
+gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e) {
+    if (a < 0 || b < 0 || a >= m->count || b >= m->count)
+        return GF_ERROR(GF_ERR_INPUT, "restitution pair (%d, %d) names an unknown material", a, b);
+    if (!(e >= 0.0 && e <= 1.0))
+        return GF_ERROR(GF_ERR_INPUT, "coefficient of restitution must be in [0, 1], not %g", e);
+    m->restitution[a][b] = m->restitution[b][a] = e;
+    return GF_OK;
+}
+
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu) {
     if (a < 0 || b < 0 || a >= m->count || b >= m->count)
         return GF_ERROR(GF_ERR_INPUT, "friction pair (%d, %d) names an unknown material", a, b);
@@ -84,16 +93,32 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_error_context(gf_materials_add(m, name, density, mu, NULL), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
     }
+    double e = 0.0;
+    GF_TRY(gf_config_get_double(mb, "restitution", 0.0, &e));
+    GF_TRY(gf_config_check_range(mb, "restitution", e, 0.0, 1.0));
+    for (int a = 0; a < m->count; ++a)
+        for (int b = 0; b < m->count; ++b)
+            m->restitution[a][b] = e;
+    GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
+    GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
     size_t npair = gf_config_section_count(mb, "Pair");
     for (size_t k = 0; k < npair; ++k) {
         gf_config_block *b = gf_config_section_nth(mb, "Pair", k);
         int ia, ib;
-        double f;
         GF_TRY(gf_materials_lookup(m, b, "a", &ia));
         GF_TRY(gf_materials_lookup(m, b, "b", &ib));
-        GF_TRY(gf_config_require_double(b, "friction", &f));
+        if (!gf_config_has(b, "friction") && !gf_config_has(b, "restitution")) {
+            char where[512];
+            return GF_ERROR(GF_ERR_INPUT, "%s: a Pair block sets friction, restitution or both",
+                            gf_config_block_where(b, where, sizeof where));
+        }
+        double f = m->friction[ia][ib], r = m->restitution[ia][ib];
+        GF_TRY(gf_config_get_double(b, "friction", f, &f));
         GF_TRY(gf_config_check_range(b, "friction", f, 0.0, 1e6));
         GF_TRY(gf_materials_set_friction(m, ia, ib, f));
+        GF_TRY(gf_config_get_double(b, "restitution", r, &r));
+        GF_TRY(gf_config_check_range(b, "restitution", r, 0.0, 1.0));
+        GF_TRY(gf_materials_set_restitution(m, ia, ib, r));
     }
     return GF_OK;
 }

@@ -1,6 +1,6 @@
-/* Materials and the friction table. Friction is a property of a pair of materials, so it is a
- * symmetric table with a default for pairs not listed (pe averages two per-material values,
- * which has no physical basis). */
+/* Materials and the tables of their pairs' contact laws: friction and restitution. Both are
+ * properties of a pair of materials, so each is a symmetric table with a default for pairs not
+ * listed (pe averages two per-material values, which has no physical basis). */
 #ifndef GRANFLOW_MATERIAL_H
 #define GRANFLOW_MATERIAL_H
 
@@ -15,21 +15,28 @@ typedef struct {
     char name[GF_MAX_MATERIALS][GF_NAME_LEN];
     double density[GF_MAX_MATERIALS]; /* kg/m^3 */
     double friction[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+    /* Newton's coefficient of restitution in [0, 1] (docs/physics.md, "Restitution"), and the
+     * approach speed (m/s) below which impacts stay purely inelastic. */
+    double restitution[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+    double restitution_velocity;
 } gf_materials;
 
-/* One material called "default" (density 1000) and friction 0 everywhere. */
+/* One material called "default" (density 1000), friction and restitution 0 everywhere. */
 void gf_materials_init(gf_materials *m);
 /* Adds a material; its friction with every other one starts at `default_friction`. */
 gf_status gf_materials_add(gf_materials *m, const char *name, double density,
                            double default_friction, int *index);
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu);
+gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e);
 /* Index of a material by name, or -1. */
 int gf_materials_find(const gf_materials *m, const char *name);
 
 /*  Materials {
  *      friction 0.4;                           // default for every pair
+ *      restitution 0.5;                        // default for every pair
+ *      restitution_velocity 0.01;              // slower impacts stay inelastic (m/s)
  *      Material { name glass; density 2650; }  // repeatable
- *      Pair { a glass; b steel; friction 0.2; } // repeatable
+ *      Pair { a glass; b steel; friction 0.2; restitution 0.8; } // repeatable, either law
  *  }
  */
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root);

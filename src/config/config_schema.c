@@ -41,13 +41,16 @@ static const gf_config_block_info blocks[] = {
      "Times must increase; a change applies from the first step starting at or after its time, "
      "as for walls. The pose advances exactly within each phase."},
     {"Materials", 0,
-     "The materials and the friction of each pair of them. Friction is a property of a pair of "
-     "materials (a table with a default), not the combination of two per-material values. "
+     "The materials and the contact laws of each pair of them: friction and restitution. Each "
+     "is a property of a pair of materials (a table with a default), not the combination of two "
+     "per-material values. "
      "Besides the Material blocks there is always the material default (index 0, density "
      "1000 kg/m^3), which every material key names unless told otherwise; at most 16 materials "
      "in all."},
     {"Materials/Material", 1, "A material."},
-    {"Materials/Pair", 1, "The friction of one pair of materials."},
+    {"Materials/Pair", 1,
+     "The friction and restitution of one pair of materials (at least one of them; the other "
+     "keeps the Materials block's default)."},
     {"Clump", 1,
      "A clump template: a rigid union of 1 to 32 spheres (a multisphere particle) for shape "
      "clump, given in any frame; the members are moved into the principal frame."},
@@ -219,6 +222,13 @@ static const gf_config_key keys[] = {
      "the surface's velocity at each point."},
     {"Materials", "friction", GF_KEY_NUMBER, "0", "[0, 1e6]",
      "The friction coefficient of every pair of materials without a Pair block."},
+    {"Materials", "restitution", GF_KEY_NUMBER, "0", "[0, 1]",
+     "Newton's coefficient of restitution of every pair of materials without a Pair block: an "
+     "impact's normal velocity reverses to e times its approach speed (docs/physics.md, "
+     "Restitution). 0: purely inelastic, the paper's model."},
+    {"Materials", "restitution_velocity", GF_KEY_NUMBER, "0", "[0, 1e6]",
+     "Impacts approaching slower than this (m/s), or than 2 g dt (g the gravity's magnitude), "
+     "stay purely inelastic: resting contacts, which approach at g dt per step, stay at rest."},
     {"Materials/Material", "name", GF_KEY_STRING, NULL, "unique, at most 63 characters",
      "The name the material keys use."},
     {"Materials/Material", "density", GF_KEY_NUMBER, NULL, "> 0", "The density (kg/m^3)."},
@@ -226,8 +236,10 @@ static const gf_config_key keys[] = {
      "One material of the pair."},
     {"Materials/Pair", "b", GF_KEY_STRING, "\"default\"", "a material's name",
      "The other material of the pair."},
-    {"Materials/Pair", "friction", GF_KEY_NUMBER, NULL, "[0, 1e6]",
+    {"Materials/Pair", "friction", GF_KEY_NUMBER, "(Materials.friction)", "[0, 1e6]",
      "The friction coefficient of the pair."},
+    {"Materials/Pair", "restitution", GF_KEY_NUMBER, "(Materials.restitution)", "[0, 1]",
+     "The coefficient of restitution of the pair."},
     {"Clump", "name", GF_KEY_STRING, NULL, "", "The name the clump keys use."},
     {"Clump/Sphere", "centre", GF_KEY_VECTOR, NULL, "", "The centre, in the clump's frame (m)."},
     {"Clump/Sphere", "radius", GF_KEY_NUMBER, NULL, "> 0", "The radius (m)."},

@@ -19,6 +19,8 @@
         }                                                                                          \
         DO((c)->gap);                                                                              \
         DO((c)->mu);                                                                               \
+        DO((c)->e);                                                                                \
+        DO((c)->vn);                                                                               \
         DO((c)->i1);                                                                               \
         DO((c)->i2);                                                                               \
         DO((c)->id1);                                                                              \
@@ -137,7 +139,7 @@ static inline void contact_tangent(const double n[3], double t[3]) {
 static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
                                      int32_t k, const double n[3], const double point[3],
                                      const double c1[3], const double c2[3], double gap,
-                                     double mu) {
+                                     gf_contact_law law) {
     if (c->any_immovable && i2 >= 0 && immovable(p, (size_t)i1) && immovable(p, (size_t)i2))
         return GF_OK;
     GF_TRY(contacts_reserve(c, c->count + 1));
@@ -159,7 +161,10 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
         c->lambda[d][j] = 0.0;
     }
     c->gap[j] = gap;
-    c->mu[j] = mu;
+    c->mu[j] = law.mu;
+    c->e[j] = law.e;
+    if (law.e > 0.0) /* only restitution reads it */
+        c->vn[j] = NAN;
     if (c->keep_points)
         for (int d = 0; d < 3; ++d)
             c->cp[d][j] = point[d];
@@ -168,8 +173,8 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
 
 static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
                                const double n[3], const double point[3], const double c1[3],
-                               const double c2[3], double gap, double mu) {
-    return contacts_push_point(c, p, i1, i2, 0, n, point, c1, c2, gap, mu);
+                               const double c2[3], double gap, gf_contact_law law) {
+    return contacts_push_point(c, p, i1, i2, 0, n, point, c1, c2, gap, law);
 }
 
 /* The buffer for the points of one pair, grown to what the pair may yield. */
@@ -183,8 +188,8 @@ static gf_status points_reserve(gf_linkcells *lc, int need) {
 
 /* Pushes the manifold of body a (particle i1) against body b (particle or geometry i2). */
 static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
-                              int32_t i1, int32_t i2, const double *c2, double margin, double mu,
-                              gf_linkcells *lc, gf_contacts *out) {
+                              int32_t i1, int32_t i2, const double *c2, double margin,
+                              gf_contact_law law, gf_linkcells *lc, gf_contacts *out) {
     GF_TRY(points_reserve(lc, gf_collide_capacity(a, b)));
     int count = 0;
     gf_status st = gf_collide(a, b, margin, lc->points, lc->cappoints, &count);
@@ -194,7 +199,7 @@ static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, cons
                                 (long long)(i2 >= 0 ? p->id[i2] : -1 - i2));
     for (int k = 0; k < count; ++k) {
         const gf_contact_point *cp = &lc->points[k];
-        GF_TRY(contacts_push_point(out, p, i1, i2, k, cp->n, cp->p, a->x, c2, cp->gap, mu));
+        GF_TRY(contacts_push_point(out, p, i1, i2, k, cp->n, cp->p, a->x, c2, cp->gap, law));
     }
     return GF_OK;
 }
@@ -210,18 +215,18 @@ static gf_status pair_general(const gf_particles *p, const gf_materials *m, size
     gf_body_pose pa, pb;
     gf_particles_pose(p, a, &sa, &pa);
     gf_particles_pose(p, b, &sb, &pb);
-    double mu = m->friction[p->material[a]][p->material[b]];
-    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, mu, lc, out);
+    gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
+    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, law, lc, out);
 }
 
 /* Particle i against geometry body `body`, a body of infinite mass. */
 static gf_status geometry_push(const gf_particles *p, const gf_body_pose *pa, const gf_walls *w,
-                               int body, size_t i, double margin, double mu, gf_linkcells *lc,
-                               gf_contacts *out) {
+                               int body, size_t i, double margin, gf_contact_law law,
+                               gf_linkcells *lc, gf_contacts *out) {
     gf_shape shape;
     gf_body_pose pb = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
     gf_walls_body(w, body, &shape, pb.x, pb.q);
-    return collide_push(p, pa, &pb, (int32_t)i, -1 - body, NULL, margin, mu, lc, out);
+    return collide_push(p, pa, &pb, (int32_t)i, -1 - body, NULL, margin, law, lc, out);
 }
 
 /* A body that is not a sphere against the walls (planes) and the obstacles (a box, a cylinder),
@@ -235,8 +240,8 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
     for (size_t k = 0; k < w->count; ++k) {
         if (gf_walls_distance(w, k, c) - p->radius[i] >= margin)
             continue;
-        double mu = m->friction[p->material[i]][w->material[k]];
-        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, mu, lc, out));
+        gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[k]);
+        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, law, lc, out));
     }
     size_t nobs = w->nbox + w->ncyl;
     for (size_t k = 0; k < nobs; ++k) {
@@ -244,8 +249,8 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
         double n[3];
         if (gf_walls_obstacle_distance(w, body, c, n) - p->radius[i] >= margin)
             continue;
-        double mu = m->friction[p->material[i]][w->material[body]];
-        GF_TRY(geometry_push(p, &pa, w, body, i, margin, mu, lc, out));
+        gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
+        GF_TRY(geometry_push(p, &pa, w, body, i, margin, law, lc, out));
     }
     return GF_OK;
 }
@@ -281,7 +286,7 @@ static gf_status sphere_mesh(const gf_particles *p, const gf_walls *w, const gf_
     int count = 0;
     GF_TRY(gf_trimesh_query(w->mesh[k], local, r + margin, hits, &count, &lc->tri, &lc->captri));
     int body = GF_MESH_BASE + (int)k;
-    double mu = m->friction[p->material[i]][w->material[body]];
+    gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
     const double ci[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
     for (int h = 0; h < count; ++h) {
         double n[3], gap = hits[h].dist - r;
@@ -293,7 +298,7 @@ static gf_status sphere_mesh(const gf_particles *p, const gf_walls *w, const gf_
          * it again next step whatever order the query returns. */
         int32_t key = hits[h].key * GF_CLUMP_MAX_MEMBERS + member;
         GF_TRY(
-            contacts_push_point(out, p, (int32_t)i, -1 - body, key, n, point, ci, NULL, gap, mu));
+            contacts_push_point(out, p, (int32_t)i, -1 - body, key, n, point, ci, NULL, gap, law));
     }
     return GF_OK;
 }
@@ -304,14 +309,14 @@ typedef struct {
     const gf_particles *p;
     size_t i;
     int body;
-    double mu;
+    gf_contact_law law;
 } mesh_push_ctx;
 
 static gf_status mesh_push(void *ctx, int32_t key, const gf_contact_point *cp) {
     const mesh_push_ctx *c = ctx;
     const double ci[3] = {c->p->x[0][c->i], c->p->x[1][c->i], c->p->x[2][c->i]};
     return contacts_push_point(c->out, c->p, (int32_t)c->i, -1 - c->body, key, cp->n, cp->p, ci,
-                               NULL, cp->gap, c->mu);
+                               NULL, cp->gap, c->law);
 }
 
 /* A box, capsule or cylinder (particle i, shape s) against mesh k (after the bounding test). */
@@ -321,7 +326,7 @@ static gf_status convex_mesh(const gf_particles *p, const gf_walls *w, const gf_
     gf_body_pose pa;
     gf_particles_pose(p, i, s, &pa);
     int body = GF_MESH_BASE + (int)k;
-    mesh_push_ctx ctx = {out, p, i, body, m->friction[p->material[i]][w->material[body]]};
+    mesh_push_ctx ctx = {out, p, i, body, gf_contact_law_of(m, p->material[i], w->material[body])};
     gf_status st = gf_collide_mesh(&pa, w->mesh[k], w->mesh_x[k], w->mesh_q[k], margin, &lc->tri,
                                    &lc->captri, mesh_push, &ctx);
     return gf_error_context(st, "contact of particle %lld, a %s, with mesh %zu",
@@ -402,8 +407,8 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
     const double cb[3] = {p->x[0][b], p->x[1][b], p->x[2][b]};
     const double ca[3] = {p->x[0][a], p->x[1][a], p->x[2][a]};
     double point[3] = {cb[0] + s * n[0], cb[1] + s * n[1], cb[2] + s * n[2]};
-    double mu = m->friction[p->material[a]][p->material[b]];
-    return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, mu);
+    gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
+    return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, law);
 }
 
 /* Whether sphere i may be within `margin` of obstacle `body` (a box or a cylinder): its
@@ -441,8 +446,8 @@ static gf_status sphere_geometry_push(const gf_particles *p, const gf_walls *w,
     const double c[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
     double s = p->radius[i] + 0.5 * gap;
     double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
-    double mu = m->friction[p->material[i]][w->material[body]];
-    return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, mu);
+    gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
+    return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, law);
 }
 
 /* Sphere i against geometry body `body` (a wall, or an obstacle: the closest point of the solid

@@ -29,6 +29,12 @@ typedef struct {
     int any_immovable;          /* set by detection: bodies of infinite mass are present */
     double *gap;                /* signed distance, negative when penetrating */
     double *mu;
+    double *e;  /* coefficient of restitution (Newton's) */
+    double *vn; /* where e > 0: the normal velocity before the step's impulses, set by the
+                 * solver (NAN: not yet), which restitution reverses */
+    /* Impacts approaching slower than this stay inelastic (set by the caller: the larger of
+     * Materials.restitution_velocity and 2 |g| dt). */
+    double restitution_threshold;
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
     /* Per-pair speculation (set by the caller before detection; off when speculate is 0). A
      * pair of spheres, or a sphere and the geometry, within the margin is a contact only when
@@ -44,6 +50,16 @@ typedef struct {
     double *near_gap;
     double *near_n[3];
 } gf_contacts;
+
+/* The contact law of a pair of materials. */
+typedef struct {
+    double mu, e;
+} gf_contact_law;
+
+static inline gf_contact_law gf_contact_law_of(const gf_materials *m, int a, int b) {
+    gf_contact_law law = {m->friction[a][b], m->restitution[a][b]};
+    return law;
+}
 
 void gf_contacts_init(gf_contacts *c);
 void gf_contacts_free(gf_contacts *c);

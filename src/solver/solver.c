@@ -700,6 +700,24 @@ static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
     return g < 0.0 ? s->prm.error_reduction * g : g;
 }
 
+/* The normal velocity an impact reverses to (Newton's hypothesis, docs/physics.md,
+ * "Restitution"): -e vn, vn the contact's normal velocity before the step's impulses (the free
+ * velocities; kept through a resumed solve, whose velocities already carry impulses). Only for
+ * an impact: approaching faster than the threshold, and closing its gap within the step (a
+ * speculative contact further away is not hit yet). The gap term stays where it asks more. */
+static double restitution_term(const gf_solver *s, const gf_solver_contact *k, gf_contacts *c,
+                               size_t j, double dt) {
+    if (isnan(c->vn[j])) {
+        double u[3];
+        relative_velocity(s, k, u);
+        c->vn[j] = u[0];
+    }
+    double vn = c->vn[j];
+    if (!(vn < -c->restitution_threshold) || c->gap[j] + dt * vn > 0.0)
+        return k->bias;
+    return fmin(k->bias, c->e[j] * vn);
+}
+
 /* Velocity scale of the problem (see solver.h): the largest relative contact velocity plus
  * penetration recovery, before any reaction acts. */
 static double reference_velocity(const gf_solver *s) {
@@ -1220,6 +1238,8 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         for (int m = 0; m < 3; ++m)
             k->lambda[m] = c->lambda[m][j];
         k->bias = gap_term(s, c->gap[j], inv_dt);
+        if (c->e[j] > 0.0)
+            k->bias = restitution_term(s, k, c, j, dt);
     }
     gf_status st = iterate(s, p, c, comm, n_interior, applied, res);
     for (size_t q = 0; q < c->count; ++q) {
