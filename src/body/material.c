@@ -1,5 +1,6 @@
 #include "body/material.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,23 @@ gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e) 
     return GF_OK;
 }
 
+gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c) {
+    if (a < 0 || b < 0 || a >= m->count || b >= m->count)
+        return GF_ERROR(GF_ERR_INPUT, "cohesion pair (%d, %d) names an unknown material", a, b);
+    if (!(c >= 0.0 && isfinite(c)))
+        return GF_ERROR(GF_ERR_INPUT, "cohesion must be finite and >= 0, not %g", c);
+    m->cohesion[a][b] = m->cohesion[b][a] = c;
+    return GF_OK;
+}
+
+int gf_materials_cohesive(const gf_materials *m) {
+    for (int a = 0; a < m->count; ++a)
+        for (int b = 0; b < m->count; ++b)
+            if (m->cohesion[a][b] > 0.0)
+                return 1;
+    return 0;
+}
+
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu) {
     if (a < 0 || b < 0 || a >= m->count || b >= m->count)
         return GF_ERROR(GF_ERR_INPUT, "friction pair (%d, %d) names an unknown material", a, b);
@@ -72,6 +90,18 @@ gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const c
                     known);
 }
 
+/* A law's table set to the Materials block's `key` (default 0, range [0, hi]) for every pair. */
+static gf_status pair_default(gf_config_block *mb, const char *key, double hi, int count,
+                              double table[GF_MAX_MATERIALS][GF_MAX_MATERIALS]) {
+    double v = 0.0;
+    GF_TRY(gf_config_get_double(mb, key, 0.0, &v));
+    GF_TRY(gf_config_check_range(mb, key, v, 0.0, hi));
+    for (int a = 0; a < count; ++a)
+        for (int b = 0; b < count; ++b)
+            table[a][b] = v;
+    return GF_OK;
+}
+
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
     gf_materials_init(m);
     gf_config_block *mb = gf_config_section(root, "Materials");
@@ -93,12 +123,8 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_error_context(gf_materials_add(m, name, density, mu, NULL), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
     }
-    double e = 0.0;
-    GF_TRY(gf_config_get_double(mb, "restitution", 0.0, &e));
-    GF_TRY(gf_config_check_range(mb, "restitution", e, 0.0, 1.0));
-    for (int a = 0; a < m->count; ++a)
-        for (int b = 0; b < m->count; ++b)
-            m->restitution[a][b] = e;
+    GF_TRY(pair_default(mb, "restitution", 1.0, m->count, m->restitution));
+    GF_TRY(pair_default(mb, "cohesion", 1e12, m->count, m->cohesion));
     GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
     GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
     size_t npair = gf_config_section_count(mb, "Pair");
@@ -107,9 +133,12 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         int ia, ib;
         GF_TRY(gf_materials_lookup(m, b, "a", &ia));
         GF_TRY(gf_materials_lookup(m, b, "b", &ib));
-        if (!gf_config_has(b, "friction") && !gf_config_has(b, "restitution")) {
+        if (!gf_config_has(b, "friction") && !gf_config_has(b, "restitution") &&
+            !gf_config_has(b, "cohesion")) {
             char where[512];
-            return GF_ERROR(GF_ERR_INPUT, "%s: a Pair block sets friction, restitution or both",
+            return GF_ERROR(GF_ERR_INPUT,
+                            "%s: a Pair block sets one or more of friction, restitution and "
+                            "cohesion",
                             gf_config_block_where(b, where, sizeof where));
         }
         double f = m->friction[ia][ib], r = m->restitution[ia][ib];
@@ -119,6 +148,10 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_config_get_double(b, "restitution", r, &r));
         GF_TRY(gf_config_check_range(b, "restitution", r, 0.0, 1.0));
         GF_TRY(gf_materials_set_restitution(m, ia, ib, r));
+        double ch = m->cohesion[ia][ib];
+        GF_TRY(gf_config_get_double(b, "cohesion", ch, &ch));
+        GF_TRY(gf_config_check_range(b, "cohesion", ch, 0.0, 1e12));
+        GF_TRY(gf_materials_set_cohesion(m, ia, ib, ch));
     }
     return GF_OK;
 }

@@ -19,15 +19,20 @@ typedef struct {
      * approach speed (m/s) below which impacts stay purely inelastic. */
     double restitution[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
     double restitution_velocity;
+    /* The pull (N) a touching contact point can hold (docs/physics.md, "Cohesion"). */
+    double cohesion[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
 } gf_materials;
 
-/* One material called "default" (density 1000), friction and restitution 0 everywhere. */
+/* One material called "default" (density 1000), friction, restitution and cohesion 0. */
 void gf_materials_init(gf_materials *m);
 /* Adds a material; its friction with every other one starts at `default_friction`. */
 gf_status gf_materials_add(gf_materials *m, const char *name, double density,
                            double default_friction, int *index);
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu);
 gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e);
+gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c);
+/* Whether any pair has cohesion. */
+int gf_materials_cohesive(const gf_materials *m);
 /* Index of a material by name, or -1. */
 int gf_materials_find(const gf_materials *m, const char *name);
 
@@ -36,7 +41,8 @@ int gf_materials_find(const gf_materials *m, const char *name);
  *      restitution 0.5;                        // default for every pair
  *      restitution_velocity 0.01;              // slower impacts stay inelastic (m/s)
  *      Material { name glass; density 2650; }  // repeatable
- *      Pair { a glass; b steel; friction 0.2; restitution 0.8; } // repeatable, either law
+ *      cohesion 0.01;                          // pull a touching point holds (N)
+ *      Pair { a glass; b steel; friction 0.2; restitution 0.8; cohesion 0; } // repeatable
  *  }
  */
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root);

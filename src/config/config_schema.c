@@ -41,7 +41,8 @@ static const gf_config_block_info blocks[] = {
      "Times must increase; a change applies from the first step starting at or after its time, "
      "as for walls. The pose advances exactly within each phase."},
     {"Materials", 0,
-     "The materials and the contact laws of each pair of them: friction and restitution. Each "
+     "The materials and the contact laws of each pair of them: friction, restitution and "
+     "cohesion. Each "
      "is a property of a pair of materials (a table with a default), not the combination of two "
      "per-material values. "
      "Besides the Material blocks there is always the material default (index 0, density "
@@ -49,8 +50,8 @@ static const gf_config_block_info blocks[] = {
      "in all."},
     {"Materials/Material", 1, "A material."},
     {"Materials/Pair", 1,
-     "The friction and restitution of one pair of materials (at least one of them; the other "
-     "keeps the Materials block's default)."},
+     "The friction, restitution and cohesion of one pair of materials (at least one of them; "
+     "the others keep the Materials block's defaults)."},
     {"Clump", 1,
      "A clump template: a rigid union of 1 to 32 spheres (a multisphere particle) for shape "
      "clump, given in any frame; the members are moved into the principal frame."},
@@ -229,6 +230,10 @@ static const gf_config_key keys[] = {
     {"Materials", "restitution_velocity", GF_KEY_NUMBER, "0", "[0, 1e6]",
      "Impacts approaching slower than this (m/s), or than 2 g dt (g the gravity's magnitude), "
      "stay purely inelastic: resting contacts, which approach at g dt per step, stay at rest."},
+    {"Materials", "cohesion", GF_KEY_NUMBER, "0", "[0, 1e12]",
+     "The pull (N) each touching contact point of every pair of materials without a Pair block "
+     "can hold: its normal impulse may reach -cohesion dt, and its friction bound is mu (normal "
+     "impulse + cohesion dt) (docs/physics.md, Cohesion)."},
     {"Materials/Material", "name", GF_KEY_STRING, NULL, "unique, at most 63 characters",
      "The name the material keys use."},
     {"Materials/Material", "density", GF_KEY_NUMBER, NULL, "> 0", "The density (kg/m^3)."},
@@ -240,6 +245,8 @@ static const gf_config_key keys[] = {
      "The friction coefficient of the pair."},
     {"Materials/Pair", "restitution", GF_KEY_NUMBER, "(Materials.restitution)", "[0, 1]",
      "The coefficient of restitution of the pair."},
+    {"Materials/Pair", "cohesion", GF_KEY_NUMBER, "(Materials.cohesion)", "[0, 1e12]",
+     "The pull (N) a touching contact point of the pair can hold."},
     {"Clump", "name", GF_KEY_STRING, NULL, "", "The name the clump keys use."},
     {"Clump/Sphere", "centre", GF_KEY_VECTOR, NULL, "", "The centre, in the clump's frame (m)."},
     {"Clump/Sphere", "radius", GF_KEY_NUMBER, NULL, "> 0", "The radius (m)."},

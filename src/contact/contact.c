@@ -21,6 +21,7 @@
         DO((c)->mu);                                                                               \
         DO((c)->e);                                                                                \
         DO((c)->vn);                                                                               \
+        DO((c)->coh);                                                                              \
         DO((c)->i1);                                                                               \
         DO((c)->i2);                                                                               \
         DO((c)->id1);                                                                              \
@@ -139,7 +140,7 @@ static inline void contact_tangent(const double n[3], double t[3]) {
 static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
                                      int32_t k, const double n[3], const double point[3],
                                      const double c1[3], const double c2[3], double gap,
-                                     gf_contact_law law) {
+                                     const gf_contact_law *law) {
     if (c->any_immovable && i2 >= 0 && immovable(p, (size_t)i1) && immovable(p, (size_t)i2))
         return GF_OK;
     GF_TRY(contacts_reserve(c, c->count + 1));
@@ -161,10 +162,12 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
         c->lambda[d][j] = 0.0;
     }
     c->gap[j] = gap;
-    c->mu[j] = law.mu;
-    c->e[j] = law.e;
-    if (law.e > 0.0) /* only restitution reads it */
+    c->mu[j] = law->mu;
+    c->e[j] = law->e;
+    if (law->e > 0.0) /* only restitution reads it */
         c->vn[j] = NAN;
+    if (c->cohesive)
+        c->coh[j] = law->cohesion;
     if (c->keep_points)
         for (int d = 0; d < 3; ++d)
             c->cp[d][j] = point[d];
@@ -173,7 +176,7 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
 
 static gf_status contacts_push(gf_contacts *c, const gf_particles *p, int32_t i1, int32_t i2,
                                const double n[3], const double point[3], const double c1[3],
-                               const double c2[3], double gap, gf_contact_law law) {
+                               const double c2[3], double gap, const gf_contact_law *law) {
     return contacts_push_point(c, p, i1, i2, 0, n, point, c1, c2, gap, law);
 }
 
@@ -189,7 +192,7 @@ static gf_status points_reserve(gf_linkcells *lc, int need) {
 /* Pushes the manifold of body a (particle i1) against body b (particle or geometry i2). */
 static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
                               int32_t i1, int32_t i2, const double *c2, double margin,
-                              gf_contact_law law, gf_linkcells *lc, gf_contacts *out) {
+                              const gf_contact_law *law, gf_linkcells *lc, gf_contacts *out) {
     GF_TRY(points_reserve(lc, gf_collide_capacity(a, b)));
     int count = 0;
     gf_status st = gf_collide(a, b, margin, lc->points, lc->cappoints, &count);
@@ -216,12 +219,12 @@ static gf_status pair_general(const gf_particles *p, const gf_materials *m, size
     gf_particles_pose(p, a, &sa, &pa);
     gf_particles_pose(p, b, &sb, &pb);
     gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
-    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, law, lc, out);
+    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, margin, &law, lc, out);
 }
 
 /* Particle i against geometry body `body`, a body of infinite mass. */
 static gf_status geometry_push(const gf_particles *p, const gf_body_pose *pa, const gf_walls *w,
-                               int body, size_t i, double margin, gf_contact_law law,
+                               int body, size_t i, double margin, const gf_contact_law *law,
                                gf_linkcells *lc, gf_contacts *out) {
     gf_shape shape;
     gf_body_pose pb = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
@@ -241,7 +244,7 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
         if (gf_walls_distance(w, k, c) - p->radius[i] >= margin)
             continue;
         gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[k]);
-        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, law, lc, out));
+        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, &law, lc, out));
     }
     size_t nobs = w->nbox + w->ncyl;
     for (size_t k = 0; k < nobs; ++k) {
@@ -250,7 +253,7 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
         if (gf_walls_obstacle_distance(w, body, c, n) - p->radius[i] >= margin)
             continue;
         gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
-        GF_TRY(geometry_push(p, &pa, w, body, i, margin, law, lc, out));
+        GF_TRY(geometry_push(p, &pa, w, body, i, margin, &law, lc, out));
     }
     return GF_OK;
 }
@@ -298,7 +301,7 @@ static gf_status sphere_mesh(const gf_particles *p, const gf_walls *w, const gf_
          * it again next step whatever order the query returns. */
         int32_t key = hits[h].key * GF_CLUMP_MAX_MEMBERS + member;
         GF_TRY(
-            contacts_push_point(out, p, (int32_t)i, -1 - body, key, n, point, ci, NULL, gap, law));
+            contacts_push_point(out, p, (int32_t)i, -1 - body, key, n, point, ci, NULL, gap, &law));
     }
     return GF_OK;
 }
@@ -316,7 +319,7 @@ static gf_status mesh_push(void *ctx, int32_t key, const gf_contact_point *cp) {
     const mesh_push_ctx *c = ctx;
     const double ci[3] = {c->p->x[0][c->i], c->p->x[1][c->i], c->p->x[2][c->i]};
     return contacts_push_point(c->out, c->p, (int32_t)c->i, -1 - c->body, key, cp->n, cp->p, ci,
-                               NULL, cp->gap, c->law);
+                               NULL, cp->gap, &c->law);
 }
 
 /* A box, capsule or cylinder (particle i, shape s) against mesh k (after the bounding test). */
@@ -408,7 +411,7 @@ static gf_status sphere_sphere(const gf_particles *p, const gf_materials *m, siz
     const double ca[3] = {p->x[0][a], p->x[1][a], p->x[2][a]};
     double point[3] = {cb[0] + s * n[0], cb[1] + s * n[1], cb[2] + s * n[2]};
     gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
-    return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, law);
+    return contacts_push(out, p, (int32_t)a, (int32_t)b, n, point, ca, cb, gap, &law);
 }
 
 /* Whether sphere i may be within `margin` of obstacle `body` (a box or a cylinder): its
@@ -447,7 +450,7 @@ static gf_status sphere_geometry_push(const gf_particles *p, const gf_walls *w,
     double s = p->radius[i] + 0.5 * gap;
     double point[3] = {c[0] - s * n[0], c[1] - s * n[1], c[2] - s * n[2]};
     gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
-    return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, law);
+    return contacts_push(out, p, (int32_t)i, -1 - body, n, point, c, NULL, gap, &law);
 }
 
 /* Sphere i against geometry body `body` (a wall, or an obstacle: the closest point of the solid

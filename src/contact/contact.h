@@ -35,6 +35,10 @@ typedef struct {
     /* Impacts approaching slower than this stay inelastic (set by the caller: the larger of
      * Materials.restitution_velocity and 2 |g| dt). */
     double restitution_threshold;
+    /* Whether any pair of materials has cohesion (set by the caller): then coh holds each
+     * contact's (N), else it is not written. */
+    int cohesive;
+    double *coh;
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
     /* Per-pair speculation (set by the caller before detection; off when speculate is 0). A
      * pair of spheres, or a sphere and the geometry, within the margin is a contact only when
@@ -53,11 +57,11 @@ typedef struct {
 
 /* The contact law of a pair of materials. */
 typedef struct {
-    double mu, e;
+    double mu, e, cohesion;
 } gf_contact_law;
 
 static inline gf_contact_law gf_contact_law_of(const gf_materials *m, int a, int b) {
-    gf_contact_law law = {m->friction[a][b], m->restitution[a][b]};
+    gf_contact_law law = {m->friction[a][b], m->restitution[a][b], m->cohesion[a][b]};
     return law;
 }
 

@@ -567,8 +567,8 @@ static void write_geometry(gf_h5file *f, const gf_sim *sim) {
     free(vel);
 }
 
-/* The material table: names, densities, the friction and restitution of every pair (rank 0's
- * rows) and the restitution threshold. */
+/* The material table: names, densities, the friction, restitution and cohesion of every pair
+ * (rank 0's rows) and the restitution threshold. */
 static void write_materials(gf_h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
         return;
@@ -594,6 +594,11 @@ static void write_materials(gf_h5file *f, const gf_sim *sim) {
     gf_h5_dset_write(f, g, "restitution", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm,
                      fr, "1",
                      "Newton's coefficient of restitution of each pair of materials (symmetric)");
+    for (size_t a = 0; a < nm; ++a)
+        for (size_t b = 0; b < nm; ++b)
+            fr[a * nm + b] = m->cohesion[a][b];
+    gf_h5_dset_write(f, g, "cohesion", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm, fr,
+                     "N", "the pull a touching contact point of each pair of materials can hold");
     if (g >= 0)
         gf_h5_attr_write(f, g, "restitution_velocity", H5T_NATIVE_DOUBLE, 1,
                          &m->restitution_velocity);

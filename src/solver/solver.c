@@ -137,6 +137,7 @@ void gf_solver_free(gf_solver *s) {
     free(s->rec_of);
     free(s->part_of);
     free(s->dl);
+    free(s->kappa);
     free(s->edge);
     free(s->snap);
     free(s->saved);
@@ -368,10 +369,13 @@ static gf_status solve_general(const gf_solver *s, const gf_particles *p, const 
     const double A[9] = {a[0], a[1], a[2], a[1], a[3], a[4], a[2], a[4], a[5]};
     const double *l = k->lambda;
     double b[3];
+    /* with cohesion, for the impulse plus kappa e_n */
+    const double kap = s->cohesive ? s->kappa[k->contact] : 0.0;
     for (int m = 0; m < 3; ++m)
-        b[m] = -u[m] + (A[3 * m] * l[0] + A[3 * m + 1] * l[1] + A[3 * m + 2] * l[2]);
+        b[m] = -u[m] + (A[3 * m] * (l[0] + kap) + A[3 * m + 1] * l[1] + A[3 * m + 2] * l[2]);
     b[0] -= k->bias;
     gf_status st = s->kernel(A, b, k->mu, x);
+    x[0] -= kap;
     if (st != GF_OK) {
         size_t j = (size_t)k->contact;
         int32_t bb = c->i2[j];
@@ -410,6 +414,15 @@ static inline void solve_sphere(const gf_solver_contact *k, const double u[3], d
     into_cone(k->mu, xn, l[1] - u[1] * k->inv_at, l[2] - u[2] * k->inv_at, x);
 }
 
+/* The same with cohesion: for the impulse plus kap e_n (kap = kappa of the contact). */
+static inline void solve_sphere_cohesive(const gf_solver_contact *k, const double u[3], double kap,
+                                         double x[3]) {
+    const double *l = k->lambda;
+    double xn = l[0] - (u[0] + k->bias) * k->inv_an;
+    into_cone(k->mu, xn + kap, l[1] - u[1] * k->inv_at, l[2] - u[2] * k->inv_at, x);
+    x[0] -= kap;
+}
+
 /* The new impulse x of contact k from the current velocities; *sum collects the relative
  * velocities (a non-finite number shows there, checked once per sweep). */
 static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
@@ -419,7 +432,10 @@ static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, c
     *sum += u[0] + u[1] + u[2];
     if (k->general >= 0)
         return solve_general(s, p, c, k, u, x);
-    solve_sphere(k, u, x);
+    if (s->cohesive)
+        solve_sphere_cohesive(k, u, s->kappa[k->contact], x);
+    else
+        solve_sphere(k, u, x);
     return GF_OK;
 }
 
@@ -440,6 +456,8 @@ static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, i
         relative_velocity(s, k, u + 3 * i);
         *sum += u[3 * i] + u[3 * i + 1] + u[3 * i + 2];
         memcpy(lam + 3 * i, k->lambda, sizeof k->lambda);
+        if (s->cohesive) /* for the impulses plus kappa e_n */
+            lam[3 * i] += s->kappa[k->contact];
         mu[i] = k->mu;
         y[i] = g[i].y;
     }
@@ -455,6 +473,9 @@ static void solve_joint(gf_solver *s, size_t q, int m, double *x, double *sum, i
                        ? gf_manifold_kernel_coulomb(m, A, b, mu, lam, 0, x)
                        : gf_manifold_kernel_maxdiss(m, A, b, mu, lam, y, 0, x);
     *ok = st == GF_OK;
+    if (s->cohesive)
+        for (int i = 0; i < m; ++i)
+            x[3 * i] -= s->kappa[s->rec[q + (size_t)i].contact];
     for (int i = 0; i < m; ++i)
         g[i].y = *ok ? y[i] : 0.0;
     g->pointwise = !*ok;
@@ -855,10 +876,11 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
  * one of the plain sweep (x = lambda), so the solution is the same; the sweeps to reach it are
  * fewer where Gauss-Seidel crawls along force chains (docs/physics.md, "The stopping test of the
  * solver"). */
-static inline void over_relax(const gf_solver_contact *k, double omega, double x[3]) {
+static inline void over_relax(const gf_solver_contact *k, double omega, double kap, double x[3]) {
     const double *l = k->lambda;
-    into_cone(k->mu, l[0] + omega * (x[0] - l[0]), l[1] + omega * (x[1] - l[1]),
+    into_cone(k->mu, l[0] + kap + omega * (x[0] - l[0]), l[1] + omega * (x[1] - l[1]),
               l[2] + omega * (x[2] - l[2]), x);
+    x[0] -= kap;
 }
 
 /* One Gauss-Seidel block at record q: a joint block of `points` records, or one point;
@@ -896,7 +918,7 @@ static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const g
     ++s->blocks;
     GF_TRY(solve_block(s, p, c, k, u, x, sum));
     if (s->omega != 1.0)
-        over_relax(k, s->omega, x);
+        over_relax(k, s->omega, s->cohesive ? s->kappa[k->contact] : 0.0, x);
     const double wgt = update_weight(s, k);
     double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                    wgt * (x[2] - k->lambda[2])};
@@ -1240,6 +1262,14 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         k->bias = gap_term(s, c->gap[j], inv_dt);
         if (c->e[j] > 0.0)
             k->bias = restitution_term(s, k, c, j, dt);
+    }
+    s->cohesive = c->cohesive;
+    if (s->cohesive) {
+        GF_TRY(gf_reserve((void **)&s->kappa, &s->capkappa, c->count, sizeof *s->kappa));
+        for (size_t j = 0; j < c->count; ++j) {
+            double touch = GF_SOLVER_COHESION_RANGE * p->radius[c->i1[j]];
+            s->kappa[j] = c->gap[j] <= touch ? c->coh[j] * dt : 0.0;
+        }
     }
     gf_status st = iterate(s, p, c, comm, n_interior, applied, res);
     for (size_t q = 0; q < c->count; ++q) {

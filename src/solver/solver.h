@@ -134,6 +134,12 @@ typedef struct {
  * velocity and the impulse's effect follow from n, t (o = n x t) and the two lengths, and the
  * Delassus block is diag(a_n, a_t, a_t): the maximum-dissipation kernel is a closed form, the
  * same as Coulomb's (frictionless: mu 0). Other contacts have a gf_solver_general record. */
+/* Cohesion holds a contact whose gap is below this share of its first body's bounding radius:
+ * touching, to more than the drift of a held contact between steps (the solver's tolerance on
+ * its normal velocity, times dt, summed over many steps), and far below any distance at which a
+ * separated pair could be pulled back. */
+#define GF_SOLVER_COHESION_RANGE 1e-6
+
 typedef struct {
     int32_t b1, b2;  /* body records */
     int32_t general; /* -1: a sphere block; otherwise its gf_solver_general record */
@@ -211,6 +217,13 @@ typedef struct {
     size_t capdrift, capslack;
     int64_t blocks; /* blocks solved in this solve */
     size_t capstamp, capseen;
+    /* Cohesion (docs/physics.md, "Cohesion"): where `cohesive`, kappa[j] is the pull contact j
+     * can hold within the step, cohesion dt for a touching contact (gap <= GF_SOLVER_COHESION_RANGE
+     * of its first body's bounding radius), else 0. A block solves for its impulse plus kappa
+     * e_n, which the kernels keep non-negative and in the cone. */
+    int cohesive;
+    double *kappa;
+    size_t capkappa;
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);

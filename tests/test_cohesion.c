@@ -1,0 +1,114 @@
+/* Cohesion (issue 33, deliverable 3): a touching contact point can pull with up to the
+ * cohesion of its pair of materials (its normal impulse down to -c dt), and its friction bound
+ * counts that pull, mu (lambda_n + c dt). Against closed forms: a sphere hangs under a ceiling
+ * iff m g < c; on a vertical wall it rolls or slides down as the friction of the pull allows; a
+ * box hangs under a ceiling by its four corners iff m g < 4 c, and on a wall iff m g < 4 mu c.
+ * Results without cohesion are the paper's (the golden tests). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "test_util.h"
+
+static const double g = 9.81, rho = 2500.0, r = 0.01;
+
+/* A body touching the domain's ceiling (z = 1) or its wall x = 1, the given cohesion and
+ * friction, `steps` steps of 1 ms. Returns how far its centre moved. */
+static double run_for(const char *body, double cohesion, double mu, long steps) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
+             "Materials { friction %.17g; cohesion %.17g; Material { name m; density %.17g; } }\n"
+             "Physics { gravity <0,0,%.17g>; }\n"
+             "%s"
+             "Time { dt 1e-3; steps 1000; }\n",
+             mu, cohesion, rho, -g, body);
+    gf_sim sim;
+    gf_test_sim_make(&sim, "cohesion.cfg", text);
+    const gf_particles *p = &sim.particles;
+    double x0[3] = {p->x[0][0], p->x[1][0], p->x[2][0]};
+    gf_test_sim_run(&sim, steps);
+    double d = sqrt((p->x[0][0] - x0[0]) * (p->x[0][0] - x0[0]) +
+                    (p->x[1][0] - x0[1]) * (p->x[1][0] - x0[1]) +
+                    (p->x[2][0] - x0[2]) * (p->x[2][0] - x0[2]));
+    gf_sim_free(&sim);
+    return d;
+}
+
+static double run(const char *body, double cohesion, double mu) {
+    return run_for(body, cohesion, mu, 500);
+}
+
+static void test_sphere_hangs_iff_mg_below_c(void **state) {
+    (void)state;
+    const double mg = rho * 4.0 / 3.0 * M_PI * r * r * r * g;
+    char body[256];
+    snprintf(body, sizeof body,
+             "Body { shape sphere; radius %.17g; position <0,0,%.17g>; material m; }\n", r, 1 - r);
+    /* 0.5 s of free fall is 1.2 m: it leaves the ceiling at once; holding, it stays within the
+     * solver's tolerance of it */
+    double held = run(body, 1.02 * mg, 0.5), fell = run(body, 0.98 * mg, 0.5);
+    if (!(held < 1e-6))
+        fail_msg("c = 1.02 m g: the sphere moved %g m from the ceiling", held);
+    if (!(fell > 1e-3))
+        fail_msg("c = 0.98 m g: the sphere stayed (%g m)", fell);
+    /* without cohesion it falls */
+    assert_true(run(body, 0.0, 0.5) > 1e-3);
+}
+
+/* On a vertical wall the pull is the only normal load, so friction can give up to mu c. A
+ * sphere there rolls down without slipping at (5/7) g while mu c >= (2/7) m g (the friction
+ * rolling needs), and slides at g - mu c / m below that; without cohesion it falls freely. A box
+ * flat against the wall (four corner points) holds iff m g < 4 mu c. */
+static void test_bodies_on_a_wall(void **state) {
+    (void)state;
+    const double m = rho * 4.0 / 3.0 * M_PI * r * r * r, mu = 0.4, t = 0.3;
+    char body[256];
+    snprintf(body, sizeof body,
+             "Body { shape sphere; radius %.17g; position <%.17g,0,0.5>; material m; }\n", r,
+             1 - r);
+    const double share[3] = {0.5, 0.2, 0.0}; /* mu c / (m g) */
+    for (int k = 0; k < 3; ++k) {
+        double a = share[k] >= 2.0 / 7.0 ? 5.0 / 7.0 * g : g * (1.0 - share[k]);
+        double drop = 0.5 * a * t * t, got = run_for(body, share[k] * m * g / mu, mu, 300);
+        if (!(fabs(got - drop) < 1e-2 * drop))
+            fail_msg("mu c = %g m g: the sphere dropped %g m down the wall, closed form %g",
+                     share[k], got, drop);
+    }
+    const double h[3] = {0.01, 0.02, 0.015}, mb = rho * 8.0 * h[0] * h[1] * h[2];
+    snprintf(body, sizeof body,
+             "Body { shape box; half_extents <%g,%g,%g>; position <%.17g,0,0.5>; material m; }\n",
+             h[0], h[1], h[2], 1 - h[0]);
+    double held = run(body, 1.02 * mb * g / (4.0 * mu), mu);
+    double slid = run(body, 0.98 * mb * g / (4.0 * mu), mu);
+    if (!(held < 1e-6))
+        fail_msg("4 mu c = 1.02 m g: the box slid %g m down the wall", held);
+    if (!(slid > 1e-3))
+        fail_msg("4 mu c = 0.98 m g: the box stayed on the wall (%g m)", slid);
+}
+
+/* A box flat under the ceiling touches it at four corner points, each holding c. */
+static void test_box_hangs_by_four_points(void **state) {
+    (void)state;
+    const double h[3] = {0.02, 0.015, 0.01}, mg = rho * 8.0 * h[0] * h[1] * h[2] * g;
+    char body[256];
+    snprintf(body, sizeof body,
+             "Body { shape box; half_extents <%g,%g,%g>; position <0,0,%.17g>; material m; }\n",
+             h[0], h[1], h[2], 1 - h[2]);
+    double held = run(body, 1.02 * mg / 4.0, 0.5), fell = run(body, 0.98 * mg / 4.0, 0.5);
+    if (!(held < 1e-6))
+        fail_msg("4 c = 1.02 m g: the box moved %g m from the ceiling", held);
+    if (!(fell > 1e-3))
+        fail_msg("4 c = 0.98 m g: the box stayed (%g m)", fell);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sphere_hangs_iff_mg_below_c),
+        cmocka_unit_test(test_bodies_on_a_wall),
+        cmocka_unit_test(test_box_hangs_by_four_points),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
