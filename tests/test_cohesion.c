@@ -2,7 +2,8 @@
  * cohesion of its pair of materials (its normal impulse down to -c dt), and its friction bound
  * counts that pull, mu (lambda_n + c dt). Against closed forms: a sphere hangs under a ceiling
  * iff m g < c; on a vertical wall it rolls or slides down as the friction of the pull allows; a
- * box hangs under a ceiling by its four corners iff m g < 4 c, and on a wall iff m g < 4 mu c.
+ * box hangs under a ceiling by its four corners iff m g < 4 c, and on a wall iff m g < 4 mu c;
+ * an overhanging box stands iff cohesion holds its tipping moment.
  * Results without cohesion are the paper's (the golden tests). */
 #include <math.h>
 #include <stdio.h>
@@ -104,11 +105,51 @@ static void test_box_hangs_by_four_points(void **state) {
         fail_msg("4 c = 0.98 m g: the box stayed (%g m)", fell);
 }
 
+/* A cohesive overhang stands where a cohesionless one topples: a box (half extents 0.02, 0.02,
+ * 0.01) on a fixed one of the same size, shifted by 0.03 along x, so that its centre lies 0.01
+ * beyond the edge it would tip over and the two corner points of the contact patch 0.01 behind
+ * that edge must pull. Moments about the edge: it stands iff 2 c 0.01 >= m g 0.01, c >= m g / 2. */
+static void test_overhang_stands_iff_c_holds_the_moment(void **state) {
+    (void)state;
+    const double mg = rho * 8.0 * 0.02 * 0.02 * 0.01 * g;
+    const double cs[3] = {1.02 * 0.5 * mg, 0.98 * 0.5 * mg, 0.0};
+    for (int k = 0; k < 3; ++k) {
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
+                 "Materials { friction 0.8; cohesion %.17g; "
+                 "Material { name m; density %.17g; } }\n"
+                 "Physics { gravity <0,0,%.17g>; }\n"
+                 "Body { shape box; half_extents <0.02,0.02,0.01>; position <0,0,0.5>; "
+                 "motion fixed; material m; }\n"
+                 "Body { shape box; half_extents <0.02,0.02,0.01>; position <0.03,0,0.52>; "
+                 "material m; }\n"
+                 "Time { dt 1e-3; steps 1000; }\n",
+                 cs[k], rho, -g);
+        gf_sim sim;
+        gf_test_sim_make(&sim, "overhang.cfg", text);
+        const gf_particles *p = &sim.particles;
+        size_t i = p->inv_mass[0] > 0.0 ? 0 : 1;
+        const double x0[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+        gf_test_sim_run(&sim, 500);
+        i = p->inv_mass[0] > 0.0 ? 0 : 1;
+        double moved = sqrt((p->x[0][i] - x0[0]) * (p->x[0][i] - x0[0]) +
+                            (p->x[1][i] - x0[1]) * (p->x[1][i] - x0[1]) +
+                            (p->x[2][i] - x0[2]) * (p->x[2][i] - x0[2]));
+        if (k == 0 && !(moved < 1e-6))
+            fail_msg("c = 1.02 m g / 2: the overhang moved %g m", moved);
+        if (k > 0 && !(x0[2] - p->x[2][i] > 0.1))
+            fail_msg("c = %g m g / 2: the overhang stood (moved %g m)", k == 1 ? 0.98 : 0.0, moved);
+        gf_sim_free(&sim);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_hangs_iff_mg_below_c),
         cmocka_unit_test(test_bodies_on_a_wall),
         cmocka_unit_test(test_box_hangs_by_four_points),
+        cmocka_unit_test(test_overhang_stands_iff_c_holds_the_moment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
