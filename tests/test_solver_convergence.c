@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "par/exchange.h"
 #include "core/log.h"
+#include "sim/report.h"
 #include "sim/sim.h"
 #include "test_util.h"
 
@@ -609,9 +611,59 @@ static void test_over_relaxed_in_cone(void **state) {
     assert_true(released > 0); /* some warm impulses were let go */
 }
 
+/* A step whose sweeps stopped contracting (gf_solver_result.stalled) has no error estimate: the
+ * summary counts it apart with its last change and keeps it out of the median and the worst
+ * estimate (a cycle's D / (1 - rate) read 3e16 times the tolerance in a mixed pour). */
+static void test_stalled_steps_reported_apart(void **state) {
+    (void)state;
+    gf_sim sim;
+    make_sim(&sim, GF_MODEL_MAXDISS, 0.5, 1e-6, 50, 0, 1e-4, 0.0);
+    add_sphere(&sim, 0, 0.0, 0.0, 0.0, 0.01, 0.0);
+    const gf_solver_result stalled = {
+        .converged = 0, .stalled = 1, .iterations = 50, .residual = 5e-4, .reference = 1.0};
+    const gf_solver_result slow = {
+        .converged = 0, .iterations = 50, .residual = 2e-5, .reference = 1.0};
+    sim.last_solve = stalled;
+    gf_sim_tally_step(&sim);
+    sim.step++;
+    sim.last_solve = slow;
+    gf_sim_tally_step(&sim);
+    sim.step++;
+    assert_int_equal(sim.stalled_steps, 1);
+    assert_int_equal(sim.residual_steps, 1);
+    GF_ASSERT_NEAR(sim.residual_max, 2e-5, 0.0);
+    /* the summary, from stdout */
+    char path[] = "/tmp/gf_stalled_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    gf_log_set_quiet(0);
+    gf_sim_print_summary(&sim);
+    gf_log_set_quiet(1);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    char out[16384] = "";
+    FILE *f = fdopen(fd, "r");
+    rewind(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(path);
+    if (!strstr(out, "worst 20 ") ||
+        !strstr(out, "1 steps (50%) stopped with their sweeps no "
+                     "longer contracting") ||
+        !strstr(out, "up to 5e+02 x the tolerance"))
+        fail_msg("the stalled step is not reported apart:\n%s", out);
+    gf_sim_free(&sim);
+}
+
 int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stalled_steps_reported_apart),
         cmocka_unit_test(test_resting_pair),
         cmocka_unit_test(test_resting_stack),
         cmocka_unit_test(test_over_relaxed_column),

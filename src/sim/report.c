@@ -68,7 +68,10 @@ void gf_sim_tally_step(gf_sim *sim) {
     sim->total_joints[0] += sim->last_solve.joints;
     sim->total_joints[1] += sim->last_solve.fallbacks;
     sim->unconverged_steps += !sim->last_solve.converged;
-    if (sim->last_solve.converged >= 0 && isfinite(sim->last_solve.residual)) {
+    if (sim->last_solve.converged >= 0 && sim->last_solve.stalled) {
+        sim->stalled_steps++;
+        sim->stalled_max = fmax(sim->stalled_max, sim->last_solve.residual);
+    } else if (sim->last_solve.converged >= 0 && isfinite(sim->last_solve.residual)) {
         sim->residual_sum += sim->last_solve.residual;
         sim->residual_max = fmax(sim->residual_max, sim->last_solve.residual);
         sim->residual_steps++;
@@ -136,7 +139,9 @@ gf_status gf_sim_progress(gf_sim *sim, long done, long todo) {
     /* The step's estimated velocity error against what the tolerance allows (<= 1: converged);
      * without a tolerance the residual itself. `!`: the step ended at the sweep budget. */
     const double tol = sim->solver_params.tolerance;
-    if (tol > 0.0 && sim->last_solve.converged >= 0)
+    if (tol > 0.0 && sim->last_solve.stalled)
+        snprintf(error, sizeof error, "not contracting, change %.2g x tol", mx[1] / tol);
+    else if (tol > 0.0 && sim->last_solve.converged >= 0)
         snprintf(error, sizeof error, "error %.2g x tol", mx[1] / tol);
     else
         snprintf(error, sizeof error, "residual %.2e", mx[1]);
@@ -158,6 +163,13 @@ static void log_convergence(const gf_sim *sim, double steps) {
                 "converged; a step marked `!` on the progress line stopped at "
                 "Solver.max_iterations = %ld sweeps that far from converged)",
                 median, worst, sim->solver_params.max_iterations);
+    if (sim->stalled_steps > 0)
+        gf_log_info("  %ld steps (%.2g%%) stopped with their sweeps no longer contracting (a cycle "
+                    "of Gauss-Seidel): their error has no estimate and is not in the figures "
+                    "above; their last sweep still changed the velocities by up to %.2g x the "
+                    "tolerance; more sweeps do not end a cycle",
+                    sim->stalled_steps, 100.0 * (double)sim->stalled_steps / steps,
+                    sim->stalled_max / tol);
     if (share > 0.05 || median > 1.0)
         gf_log_info("  note: %.0f%% of the steps ended unconverged (median error %.2g x the "
                     "tolerance): raise Solver.max_iterations (now %ld) until they converge, or "
@@ -312,7 +324,7 @@ void gf_sim_print_summary(gf_sim *sim) {
                     "%g): mean %.3g, largest %.3g",
                     sim->solver_params.tolerance, sim->residual_sum / (double)sim->residual_steps,
                     sim->residual_max);
-    if (sim->residual_steps > 0 && sim->solver_params.tolerance > 0.0)
+    if ((sim->residual_steps > 0 || sim->stalled_steps > 0) && sim->solver_params.tolerance > 0.0)
         log_convergence(sim, steps);
     gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
                 "radius of the pair",

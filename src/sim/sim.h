@@ -155,6 +155,10 @@ typedef struct {
     long unconverged_steps;  /* steps whose solve ended at max_iterations (the same on all ranks) */
     double residual_sum, residual_max; /* of the solves' residuals reached (global) */
     long residual_steps;
+    /* Steps whose sweeps had stopped contracting (gf_solver_result.stalled): no estimate, kept
+     * out of the residuals above; the largest last change over the reference velocity. */
+    long stalled_steps;
+    double stalled_max;
     /* The steps' residual / tolerance in quarter decades from 1e-12 (bin 0: below, last: 1e12
      * and above), for the median of the summary (tolerance > 0). */
     long residual_hist[GF_SIM_RESIDUAL_BINS];

@@ -1164,7 +1164,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         int done = m[0] <= floor || (rho < 1.0 && m[0] / (1.0 - rho) <= s->prm.tolerance * m[3]);
         res->reference = m[3];
         res->floor = floor;
-        res->error = rho < 1.0 && m[0] > floor ? m[0] / (1.0 - rho) : m[0];
+        res->stalled = !done && m[0] > floor && !(rho < GF_SOLVER_STALL);
+        res->error = !res->stalled && m[0] > floor ? m[0] / (1.0 - rho) : m[0];
         res->residual = res->error == 0.0 ? 0.0 : (m[3] > 0.0 ? res->error / m[3] : INFINITY);
         res->converged = done;
         if (done && s->prm.tolerance > 0.0)

@@ -112,11 +112,20 @@ typedef struct {
      * sweep still changed the velocities by more than the floor); -1: no test was made (a fixed
      * number of sweeps). */
     int converged;
+    /* 1: the sweeps had stopped contracting at the last test (rate >= GF_SOLVER_STALL): error is
+     * then D_k, the last sweep's change, and there is no estimate of the distance to the
+     * answer (a cycle of Gauss-Seidel, which more sweeps do not end). */
+    int stalled;
     double error;     /* E of the last test (m/s); D_k when the sweeps did not contract */
     double reference; /* v_ref (m/s) */
     double floor;     /* (m/s) */
     double residual;  /* error / reference: compare with the tolerance (0 when error is 0) */
 } gf_solver_result;
+
+/* Sweeps whose change shrinks by less than this factor per sweep have stopped contracting:
+ * D_k / (1 - rate) would extrapolate a rate that is no rate (a cycle gave 3e16 times the
+ * tolerance), so such a step reports its last change and no estimate. */
+#define GF_SOLVER_STALL 0.999
 
 /* A body as the sweep reads it: one cache line. Copies of a body on this rank share one record
  * (its velocity slot). A solve numbers the records in the order the sweep first meets the
