@@ -376,6 +376,50 @@ static void test_overlap_matches_brute_force(void **state) {
     gf_trimesh_free(&m);
 }
 
+/* A mesh of 52 000 slivers (1 m long, 1e-7 m wide: far longer than their mean area's width)
+ * builds with bounded lists and answers overlaps as the brute force does. Its cells were sized
+ * by the mean area, so each sliver lay in thousands of cells: the 32-bit list offsets overflowed
+ * (a crash) and queries scanned long lists. */
+static void test_sliver_mesh(void **state) {
+    (void)state;
+    const size_t nt = 52000;
+    double *soup = malloc(9 * nt * sizeof *soup);
+    assert_non_null(soup);
+    for (size_t k = 0; k < nt; ++k) {
+        double y = 2e-6 * (double)k, z = 1e-4 * (double)(k % 7);
+        const double c[9] = {0.0, y, z, 1.0, y, z, 1.0, y + 1e-7, z};
+        memcpy(soup + 9 * k, c, sizeof c);
+    }
+    gf_trimesh m;
+    gf_trimesh_init(&m);
+    GF_ASSERT_OK(gf_trimesh_build(&m, nt, soup));
+    size_t ncells = (size_t)m.ncell[0] * (size_t)m.ncell[1] * (size_t)m.ncell[2];
+    double entries = m.cell_start[ncells];
+    if (!(entries <= 16.0 * (double)nt + 1024.0))
+        fail_msg("the grid lists %g entries for %zu triangles", entries, nt);
+    uint64_t rng = 3;
+    int hits = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        double x[3] = {gf_test_uniform(&rng, -0.1, 1.1), gf_test_uniform(&rng, -0.01, 0.11),
+                       gf_test_uniform(&rng, -0.01, 0.01)};
+        double r = gf_test_uniform(&rng, 1e-4, 5e-3), best = INFINITY;
+        for (size_t t = 0; t < m.nt; ++t) {
+            double q[3];
+            gf_trimesh_closest(&m, t, x, q);
+            double e[3] = {x[0] - q[0], x[1] - q[1], x[2] - q[2]};
+            best = fmin(best, gf_norm(e));
+        }
+        if (fabs(best - r) < 1e-9)
+            continue;
+        int want = best < r;
+        hits += want;
+        assert_int_equal(gf_trimesh_overlap(&m, x, r), want);
+    }
+    assert_true(hits > 30);
+    free(soup);
+    gf_trimesh_free(&m);
+}
+
 /* The simple surfaces: a tube's vertices on its cylinder, a cone's on its cone, a disc with a
  * hole of the annulus's area (to the polygon's), a closed frustum with every edge shared by two
  * triangles. */
@@ -436,6 +480,7 @@ int main(void) {
         cmocka_unit_test(test_flat_mesh_is_its_plane),
         cmocka_unit_test(test_valley_touches_both_sides),
         cmocka_unit_test(test_overlap_matches_brute_force),
+        cmocka_unit_test(test_sliver_mesh),
         cmocka_unit_test(test_simple_surfaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,6 +176,25 @@ static int cell_of(const gf_trimesh *m, int d, double x) {
     return f < 0.0 ? 0 : (f >= m->ncell[d] ? m->ncell[d] - 1 : (int)f);
 }
 
+/* Entries the grid's triangle lists may hold per triangle. Cells are sized by the triangles'
+ * mean area, so a sliver far longer than it is wide lies in a row of thousands of cells: 52 000
+ * slivers of an STL file overflowed the 32-bit list offsets (a crash), and fewer made every
+ * query scan long lists. Cells grow until the lists fit. */
+#define GRID_ENTRIES_PER_TRIANGLE 16
+
+/* The entries of the triangle lists of a grid of cell h over the mesh's box. */
+static double grid_entries(const gf_trimesh *m, double h) {
+    double total = 0.0;
+    for (size_t t = 0; t < m->nt; ++t) {
+        double lo[3], hi[3], cells = 1.0;
+        tri_box(m, t, lo, hi);
+        for (int d = 0; d < 3; ++d)
+            cells *= floor((hi[d] - m->lo[d]) / h) - floor((lo[d] - m->lo[d]) / h) + 1.0;
+        total += cells;
+    }
+    return total;
+}
+
 /* Cells about as large as the triangles (the cube root of the box per triangle would make cells
  * far larger than a surface's triangles), at most a few per triangle. */
 static gf_status build_grid(gf_trimesh *m) {
@@ -200,6 +219,8 @@ static gf_status build_grid(gf_trimesh *m) {
             break;
         h *= 1.25;
     }
+    while (grid_entries(m, h) > GRID_ENTRIES_PER_TRIANGLE * (double)m->nt + 1024.0)
+        h *= 1.25;
     m->cell = h;
     size_t ncells = 1;
     for (int d = 0; d < 3; ++d) {
