@@ -188,6 +188,39 @@ static void test_no_overlap(void **state) {
     gf_sim_free(&sim);
 }
 
+/* An absurd amount into a small region: count 1e9 (and rate 1e15) of 1 mm spheres into a
+ * 1 cm cube, which holds at most floor(1e-6 m^3 / (4/3 pi 1e-9 m^3)) = 238 of them. An event
+ * wants no more than that, so it tries 20 candidates per particle that can fit, not per particle
+ * due (2e10 attempts per event before: the run looked hung), places what fits and carries the
+ * rest over with a warning. */
+static void test_absurd_amount_bounded_by_capacity(void **state) {
+    (void)state;
+    const char *amounts[2] = {"count 1e9", "rate 1e15"};
+    for (int k = 0; k < 2; ++k) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "Domain { min < 0, 0, 0 >; max < 0.04, 0.04, 0.04 >; }\n"
+                 "Materials { Material { name glass; density 2500; } }\n"
+                 "Insert { region box; min < 0.01, 0.01, 0.01 >; max < 0.02, 0.02, 0.02 >;\n"
+                 "  %s; radius 0.001; material glass; seed 3; }\n"
+                 "Physics { gravity < 0, 0, 0 >; }\n"
+                 "Time { dt 2e-4; }\n",
+                 amounts[k]);
+        gf_sim sim;
+        make_sim(&sim, &P, text, 1);
+        const gf_insertion *a = &sim.inserts.item[0];
+        assert_true(a->capacity == floor(1e-6 / (4.0 / 3.0 * M_PI * 1e-9)));
+        gf_log_set_quiet(1);
+        for (int s = 1; s <= 3; ++s)
+            GF_ASSERT_OK(gf_sim_step(&sim));
+        gf_log_set_quiet(0);
+        assert_true(a->inserted > 0 && (double)a->inserted <= a->capacity);
+        assert_true(a->carried > 0);
+        assert_int_equal(global_count(&sim), a->inserted);
+        gf_sim_free(&sim);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 /* The same ids and positions on this job's ranks as in a serial run (bitwise: nothing moves). */
@@ -628,6 +661,7 @@ static void test_restart(void **state) {
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_rate),
     cmocka_unit_test(test_no_overlap),
+    cmocka_unit_test(test_absurd_amount_bounded_by_capacity),
     cmocka_unit_test(test_rank_independent),
     cmocka_unit_test(test_beside_mesh),
     cmocka_unit_test(test_outlets),

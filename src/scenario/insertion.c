@@ -279,6 +279,11 @@ static gf_status configure_one(gf_insertion *s, gf_config_block *b, gf_config_bl
         sum += quantity_of(s, &rec);
     }
     s->mean_quantity = sum / ndraw;
+    double vmin = INFINITY;
+    for (int k = 0; k < s->mix.nkinds; ++k)
+        vmin = fmin(vmin, gf_shape_volume(&s->mix.kind[k], clumps));
+    vmin *= s->mix.size_min * s->mix.size_min * s->mix.size_min;
+    s->capacity = fmax(1.0, floor(gf_region_volume(&s->region) / vmin));
     return GF_OK;
 }
 
@@ -497,10 +502,11 @@ static double due_by(const gf_insertion *s, double time) {
     }
 }
 
-/* Particles wanted to reach `due` (at least 1), at most those max_count leaves. */
+/* Particles wanted to reach `due` (at least 1), at most those max_count leaves and the region
+ * can hold. */
 static int64_t wanted(const gf_insertion *s, double due) {
     double n = ceil((due - s->quantity) / s->mean_quantity);
-    n = fmax(1.0, fmin(n, (double)(s->max_count - s->inserted)));
+    n = fmax(1.0, fmin(fmin(n, (double)(s->max_count - s->inserted)), s->capacity));
     return (int64_t)fmin(n, 1e12);
 }
 
@@ -582,12 +588,18 @@ static gf_status event(gf_insertion *s, double time, double due, const gf_walls 
     s->carried = satisfied(s, due) ? 0 : wanted(s, due);
     if (s->carried > 0 && !s->warned) {
         s->warned = 1;
+        double outstanding = ceil((due - s->quantity) / s->mean_quantity);
+        char beyond[160] = "";
+        if (outstanding > s->capacity)
+            snprintf(beyond, sizeof beyond,
+                     "; about %.3g are due in all, but the region holds at most %.0f at once",
+                     outstanding, s->capacity);
         if (!par || par->rank == 0)
             gf_log_warn(
                 "%s: the insertion region is too full: %lld particle(s) due by t = "
                 "%g s found no free place in %lld attempts and are carried over to the next "
-                "event (warned once)",
-                s->where, (long long)s->carried, time, (long long)budget);
+                "event%s (warned once)",
+                s->where, (long long)s->carried, time, (long long)budget, beyond);
     }
     return GF_OK;
 }

@@ -85,6 +85,11 @@ typedef struct {
     double velocity[3], spread[3], angular_velocity[3];
     uint64_t seed;
     double mean_quantity; /* the mean of what `amount` counts per particle (1, kg, m^3) */
+    /* The most particles the region can hold at once: its volume over the smallest particle's
+     * (each lies inside the region, none overlaps another). An event wants no more than that,
+     * so a count of 1e9 or a rate of 1e15 into a small region costs its attempts for what can
+     * fit, not 20 per particle due (2e13 placements per event, on every rank). */
+    double capacity;
     /* State (checkpointed). */
     int64_t inserted; /* particles inserted in all */
     double quantity;  /* what `amount` counts, inserted in all (particles, kg or m^3) */
