@@ -743,6 +743,7 @@ static void test_damaged_checkpoints(void **state) {
         {"/particles/position", 3, 2, 1, 0.5, NULL, "outside the box"},
         {"/particles/inverse_mass", 1, 4, 0, -1.0, NULL, "inverse mass -1"},
         {NULL, 0, 0, 0, NAN, "time", "invalid header"},
+        {NULL, 0, 0, 0, 9e18, "step", "invalid header"}, /* near INT64_MAX */
     };
     /* The ghost lists a distributed writer kept (the reader checks them on its layout). */
     const size_t nghost = P.size > 1 ? 3 : 0;

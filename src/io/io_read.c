@@ -90,6 +90,10 @@ typedef struct {
     double time, lo[3], hi[3];
 } ckpt_header;
 
+/* The largest step a run reaches (Time.steps' bound): a header beyond it is damaged, and a step
+ * near INT64_MAX would overflow the run's arithmetic (the step to run to). */
+#define MAX_STEP 1000000000000000LL
+
 static void read_header(gf_h5file *f, const gf_sim *sim, ckpt_header *h) {
     memset(h, 0, sizeof *h);
     check_format(f, FORMAT_CHECKPOINT, "checkpoint");
@@ -100,8 +104,8 @@ static void read_header(gf_h5file *f, const gf_sim *sim, ckpt_header *h) {
     gf_h5_attr_read(f, f->file, "decomposition", H5T_NATIVE_INT, 3, h->dims);
     gf_h5_attr_read(f, f->file, "box_min", H5T_NATIVE_DOUBLE, 3, h->lo);
     gf_h5_attr_read(f, f->file, "box_max", H5T_NATIVE_DOUBLE, 3, h->hi);
-    if (f->local == GF_OK &&
-        (h->count < 0 || h->nranks < 1 || h->step < 0 || !isfinite(h->time) || h->time < 0.0))
+    if (f->local == GF_OK && (h->count < 0 || h->nranks < 1 || h->step < 0 || h->step > MAX_STEP ||
+                              !isfinite(h->time) || h->time < 0.0))
         H5_FAIL(f,
                 "'%s' has an invalid header (particle_count %lld, rank_count %d, step %lld, time "
                 "%g): a damaged checkpoint?",
