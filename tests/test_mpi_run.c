@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -120,6 +121,11 @@ static void test_free_flight_in_parts(void **state) {
         }
     }
     assert_true(worst < 1e-15);
+    /* A step count past 1e15 steps in all (LONG_MAX: the step to run to would overflow) is
+     * refused on every rank, and the run goes on. */
+    assert_int_equal(gf_run_advance(r, LONG_MAX, NULL), GF_ERR_INPUT);
+    assert_non_null(strstr(gf_error_message(), "1e15"));
+    gf_error_clear();
     /* Past the configured last step, then the end: a final checkpoint and a snapshot. */
     GF_ASSERT_OK(gf_run_advance(r, 60, NULL));
     assert_int_equal(gf_run_step(r), 120);

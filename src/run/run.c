@@ -166,6 +166,10 @@ gf_status gf_run_advance(gf_run *r, long steps, int *stopped) {
         *stopped = 0;
     if (steps < 0 || r->finished)
         return GF_ERROR(GF_ERR_INPUT, "%s", r->finished ? "the run has finished" : "steps < 0");
+    /* Time.steps' bound, which also keeps the step to run to from overflowing */
+    if (steps > 1000000000000000L - r->sim.step)
+        return GF_ERROR(GF_ERR_INPUT, "%ld more steps after step %ld pass the bound of 1e15 steps",
+                        steps, r->sim.step);
     if (!r->started)
         GF_TRY(start(r));
     long last = r->sim.step + steps;
