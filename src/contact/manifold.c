@@ -29,9 +29,10 @@
  * not the one that touches), they are taken again at this one (0.06 degrees): what is a face
  * or an edge then is one for any normal but a grossly wrong one. */
 #define FEATURE_SIN_EXACT 1e-3
-/* The widest angle (its sine, 10 degrees) at which the margin still makes a face or a segment of
- * a feature: a face taken becomes the reference and its normal the manifold's, so its angle to
- * the detected normal is bounded. */
+/* The widest angle (its sine, 10 degrees) of an edge at which the margin still makes a face or a
+ * segment of a feature (a box face so tilted about both its edges is 14 degrees off): a face
+ * taken becomes the reference and its normal the manifold's, so its angle to the detected normal
+ * is bounded. */
 #define FEATURE_SIN_REACH 0.1736
 /* A cylinder cap enters as the regular 12-gon inscribed in its rim. Its vertices and every point
  * clipped from it lie on the true cap, so no point lies outside the body; the rim is under-
