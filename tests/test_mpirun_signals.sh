@@ -3,11 +3,10 @@
 #   test_mpirun_signals.sh MPIEXEC GRANFLOW CONFIG WORKDIR
 #
 # SIGUSR1 to mpirun reaches every rank (Open MPI forwards it): the run writes a checkpoint at the
-# end of the step, exits 75 on every rank, and mpirun exits 75; the checkpoint restarts.
-# SIGTERM to mpirun makes Open MPI abort the job: it sends the ranks SIGTERM after
-# odls_base_sigkill_timeout seconds and SIGKILL that long after (1 s by default, too short for
-# a checkpoint); with the timeout raised the ranks write their checkpoint in time, though
-# mpirun's own status is then 1 (docs/user-guide.md, "Exit status").
+# end of the step, exits 75 on every rank, and mpirun exits 75; the checkpoint restarts. SIGTERM
+# to mpirun aborts the job instead (docs/user-guide.md, "Exit status"): not tested here, since
+# whether the ranks checkpoint before Open MPI kills them depends on its timing (a run with
+# odls_base_sigkill_timeout 10 did on a quiet machine and did not in a loaded CI run).
 set -u
 MPIEXEC=$1 GRANFLOW=$2 CONFIG=$3 WORK=$4
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
@@ -44,11 +43,4 @@ step=$(grep -o "signal received at step [0-9]*" "$WORK/usr1.log" | head -1 | awk
     -Output.directory="$WORK/usr1" -Time.steps=$((step + 20)) -Output.snapshot_every=0 \
     >"$WORK/restart.log" 2>&1 || fail "the checkpoint written on SIGUSR1 does not restart"
 grep -q "restarted from" "$WORK/restart.log" || fail "the restart does not say so"
-
-# SIGTERM with the kill timeout raised: the ranks write their checkpoint before being killed.
-start term --mca odls_base_sigkill_timeout 10
-kill -TERM $PID
-wait $PID
-grep -q "signal received at step" "$WORK/term.log" ||
-    fail "SIGTERM with odls_base_sigkill_timeout 10: no checkpoint written"
 echo "PASS"
