@@ -342,6 +342,32 @@ static void test_valley_touches_both_sides(void **state) {
     gf_trimesh_free(&m);
 }
 
+/* gf_trimesh_overlap of `trials` random balls (centres in [lo, hi], radii in [rmin, rmax])
+ * against the brute force over every triangle; returns how many overlap. */
+static int overlaps_match_brute_force(const gf_trimesh *m, uint64_t rng, int trials,
+                                      const double lo[3], const double hi[3], double rmin,
+                                      double rmax) {
+    int hits = 0;
+    for (int trial = 0; trial < trials; ++trial) {
+        double x[3], r = gf_test_uniform(&rng, rmin, rmax);
+        for (int d = 0; d < 3; ++d)
+            x[d] = gf_test_uniform(&rng, lo[d], hi[d]);
+        double best = INFINITY;
+        for (size_t t = 0; t < m->nt; ++t) {
+            double q[3];
+            gf_trimesh_closest(m, t, x, q);
+            double e[3] = {x[0] - q[0], x[1] - q[1], x[2] - q[2]};
+            best = fmin(best, gf_norm(e));
+        }
+        if (fabs(best - r) < 1e-9)
+            continue;
+        int want = best < r;
+        hits += want;
+        assert_int_equal(gf_trimesh_overlap(m, x, r), want);
+    }
+    return hits;
+}
+
 /* The overlap test against the brute force over every triangle. */
 static void test_overlap_matches_brute_force(void **state) {
     (void)state;
@@ -352,25 +378,8 @@ static void test_overlap_matches_brute_force(void **state) {
     gf_trimesh m;
     gf_trimesh_init(&m);
     GF_ASSERT_OK(gf_trimesh_build(&m, nt, soup));
-    uint64_t rng = 7;
-    int hits = 0;
-    for (int trial = 0; trial < 4000; ++trial) {
-        double x[3], r = gf_test_uniform(&rng, 0.001, 0.05);
-        for (int d = 0; d < 3; ++d)
-            x[d] = gf_test_uniform(&rng, -0.4, 0.4);
-        double best = INFINITY;
-        for (size_t t = 0; t < m.nt; ++t) {
-            double q[3];
-            gf_trimesh_closest(&m, t, x, q);
-            double e[3] = {x[0] - q[0], x[1] - q[1], x[2] - q[2]};
-            best = fmin(best, gf_norm(e));
-        }
-        if (fabs(best - r) < 1e-9)
-            continue;
-        int want = best < r;
-        hits += want;
-        assert_int_equal(gf_trimesh_overlap(&m, x, r), want);
-    }
+    const double lo[3] = {-0.4, -0.4, -0.4}, hi[3] = {0.4, 0.4, 0.4};
+    int hits = overlaps_match_brute_force(&m, 7, 4000, lo, hi, 0.001, 0.05);
     assert_true(hits > 100);
     free(soup);
     gf_trimesh_free(&m);
@@ -397,24 +406,8 @@ static void test_sliver_mesh(void **state) {
     double entries = m.cell_start[ncells];
     if (!(entries <= 16.0 * (double)nt + 1024.0))
         fail_msg("the grid lists %g entries for %zu triangles", entries, nt);
-    uint64_t rng = 3;
-    int hits = 0;
-    for (int trial = 0; trial < 300; ++trial) {
-        double x[3] = {gf_test_uniform(&rng, -0.1, 1.1), gf_test_uniform(&rng, -0.01, 0.11),
-                       gf_test_uniform(&rng, -0.01, 0.01)};
-        double r = gf_test_uniform(&rng, 1e-4, 5e-3), best = INFINITY;
-        for (size_t t = 0; t < m.nt; ++t) {
-            double q[3];
-            gf_trimesh_closest(&m, t, x, q);
-            double e[3] = {x[0] - q[0], x[1] - q[1], x[2] - q[2]};
-            best = fmin(best, gf_norm(e));
-        }
-        if (fabs(best - r) < 1e-9)
-            continue;
-        int want = best < r;
-        hits += want;
-        assert_int_equal(gf_trimesh_overlap(&m, x, r), want);
-    }
+    const double lo[3] = {-0.1, -0.01, -0.01}, hi[3] = {1.1, 0.11, 0.01};
+    int hits = overlaps_match_brute_force(&m, 3, 300, lo, hi, 1e-4, 5e-3);
     assert_true(hits > 30);
     free(soup);
     gf_trimesh_free(&m);
