@@ -50,12 +50,20 @@ gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c) {
     return GF_OK;
 }
 
-int gf_materials_cohesive(const gf_materials *m) {
+static int any_positive(const gf_materials *m, const double t[GF_MAX_MATERIALS][GF_MAX_MATERIALS]) {
     for (int a = 0; a < m->count; ++a)
         for (int b = 0; b < m->count; ++b)
-            if (m->cohesion[a][b] > 0.0)
+            if (t[a][b] > 0.0)
                 return 1;
     return 0;
+}
+
+int gf_materials_restitutive(const gf_materials *m) {
+    return any_positive(m, m->restitution);
+}
+
+int gf_materials_cohesive(const gf_materials *m) {
+    return any_positive(m, m->cohesion);
 }
 
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu) {

@@ -31,7 +31,8 @@ gf_status gf_materials_add(gf_materials *m, const char *name, double density,
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu);
 gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e);
 gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c);
-/* Whether any pair has cohesion. */
+/* Whether any pair has restitution, or cohesion. */
+int gf_materials_restitutive(const gf_materials *m);
 int gf_materials_cohesive(const gf_materials *m);
 /* Index of a material by name, or -1. */
 int gf_materials_find(const gf_materials *m, const char *name);

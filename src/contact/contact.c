@@ -163,9 +163,10 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
     }
     c->gap[j] = gap;
     c->mu[j] = law->mu;
-    c->e[j] = law->e;
-    if (law->e > 0.0) /* only restitution reads it */
+    if (c->restitutive) {
+        c->e[j] = law->e;
         c->vn[j] = NAN;
+    }
     if (c->cohesive)
         c->coh[j] = law->cohesion;
     if (c->keep_points)

@@ -29,15 +29,15 @@ typedef struct {
     int any_immovable;          /* set by detection: bodies of infinite mass are present */
     double *gap;                /* signed distance, negative when penetrating */
     double *mu;
-    double *e;  /* coefficient of restitution (Newton's) */
+    double *e;  /* where `restitutive`: coefficient of restitution (Newton's) */
     double *vn; /* where e > 0: the normal velocity before the step's impulses, set by the
                  * solver (NAN: not yet), which restitution reverses */
     /* Impacts approaching slower than this stay inelastic (set by the caller: the larger of
      * Materials.restitution_velocity and 2 |g| dt). */
     double restitution_threshold;
-    /* Whether any pair of materials has cohesion (set by the caller): then coh holds each
-     * contact's (N), else it is not written. */
-    int cohesive;
+    /* Whether any pair of materials has restitution, or cohesion (set by the caller): then e,
+     * or coh, holds each contact's law, else it is not written (nor read). */
+    int restitutive, cohesive;
     double *coh;
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
     /* Per-pair speculation (set by the caller before detection; off when speculate is 0). A

@@ -1261,7 +1261,7 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         for (int m = 0; m < 3; ++m)
             k->lambda[m] = c->lambda[m][j];
         k->bias = gap_term(s, c->gap[j], inv_dt);
-        if (c->e[j] > 0.0)
+        if (c->restitutive && c->e[j] > 0.0)
             k->bias = restitution_term(s, k, c, j, dt);
     }
     s->cohesive = c->cohesive;
