@@ -542,6 +542,60 @@ static void test_bad_input(void **state) {
     assert_true(x[0] == 1.0);
 }
 
+/* The rolling kernel (gf_contact_kernel_disc) against the optimality conditions of
+ * min 1/2 x.M x - g.x over |x| <= R, which characterise the minimiser of a convex problem:
+ * inside the disc M x = g; on its circle g - M x = a x with a >= 0. Random positive
+ * (semi-)definite M, isotropic, singular and strongly anisotropic ones among them. */
+static void test_disc_kernel(void **state) {
+    (void)state;
+    uint64_t rng = 99;
+    int inside = 0, boundary = 0;
+    for (int k = 0; k < 20000; ++k) {
+        double e1 = gf_test_uniform(&rng, 0.0, 2.0), e2 = gf_test_uniform(&rng, 0.0, 2.0);
+        if (k % 7 == 0)
+            e1 = 0.0; /* singular */
+        if (k % 11 == 0 && e1 > 0.0)
+            e2 = e1; /* isotropic */
+        if (k % 13 == 0)
+            e1 = 1e-6 * e2; /* strongly anisotropic */
+        double th = gf_test_uniform(&rng, 0.0, 2.0 * M_PI), c = cos(th), sn = sin(th);
+        const double M[3] = {e1 * c * c + e2 * sn * sn, (e1 - e2) * c * sn,
+                             e1 * sn * sn + e2 * c * c};
+        const double g[2] = {gf_test_uniform(&rng, -1.0, 1.0), gf_test_uniform(&rng, -1.0, 1.0)};
+        const double R = gf_test_uniform(&rng, 0.0, 2.0);
+        double x[2];
+        gf_contact_kernel_disc(M, g, R, x);
+        const double nx = hypot(x[0], x[1]);
+        const double res[2] = {g[0] - (M[0] * x[0] + M[1] * x[1]),
+                               g[1] - (M[1] * x[0] + M[2] * x[1])};
+        const double scale = hypot(g[0], g[1]) + 2.0 * (nx + R);
+        if (!(nx <= R * (1.0 + 1e-12)))
+            fail_msg("case %d: |x| = %.17g outside the disc of radius %.17g", k, nx, R);
+        if (nx < R * (1.0 - 1e-9)) {
+            ++inside;
+            if (!(hypot(res[0], res[1]) <= 1e-11 * scale))
+                fail_msg("case %d: inside the disc but M x - g = %g %g", k, res[0], res[1]);
+        } else {
+            ++boundary;
+            /* g - M x parallel to x, pointing outwards */
+            double cross = res[0] * x[1] - res[1] * x[0], a = (res[0] * x[0] + res[1] * x[1]);
+            if (!(fabs(cross) <= 1e-10 * scale * nx && a >= -1e-10 * scale * nx))
+                fail_msg("case %d: on the circle but g - M x = %g %g is not along x = %g %g", k,
+                         res[0], res[1], x[0], x[1]);
+        }
+    }
+    /* both cases met often */
+    assert_true(inside > 1000 && boundary > 1000);
+    /* no bound, or no inertia: no torque */
+    const double M[3] = {1.0, 0.2, 2.0}, g[2] = {1.0, -1.0}, Z[3] = {0.0, 0.0, 0.0};
+    double x[2] = {5.0, 5.0};
+    gf_contact_kernel_disc(M, g, 0.0, x);
+    assert_true(x[0] == 0.0 && x[1] == 0.0);
+    x[0] = x[1] = 5.0;
+    gf_contact_kernel_disc(Z, g, 1.0, x);
+    assert_true(x[0] == 0.0 && x[1] == 0.0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table1),
@@ -553,6 +607,7 @@ int main(void) {
         cmocka_unit_test(test_sphere_fast_path),
         cmocka_unit_test(test_appendix_a),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_disc_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,7 @@ static void test_contact_impulse_vectors(void **state) {
     const double o0[3] = {0, 0, 0}, up[3] = {0, 0, 1}, x0[3] = {0.1, 0.1, r};
     GF_ASSERT_OK(gf_walls_add(&s.walls, o0, up, NULL, 0));
     GF_ASSERT_OK(gf_materials_set_friction(&s.materials, 0, 0, mu));
+    GF_ASSERT_OK(gf_materials_set_resistance(&s.materials, 0, 0, 0.03, 0.07));
     gf_solver_params prm;
     gf_solver_params_default(&prm);
     prm.tolerance = 1e-12;
@@ -226,12 +227,17 @@ static void test_contact_impulse_vectors(void **state) {
     GF_ASSERT_NEAR(ends[3], x0[0], 1e-15);
     GF_ASSERT_NEAR(ends[4], x0[1], 1e-15);
     GF_ASSERT_NEAR(ends[5], 0.0, 1e-15);
-    /* The material table: the one material, its density and friction. */
+    /* The material table: the one material, its density, friction, rolling and twisting
+     * friction (a sliding sphere does not roll yet: its impulses stay those of friction). */
     double dens[2], fr[4];
     assert_int_equal(read_doubles(f, "/materials/density", dens, 2), 1);
     assert_int_equal(read_doubles(f, "/materials/friction", fr, 4), 1);
     GF_ASSERT_NEAR(dens[0], s.materials.density[0], 0.0);
     GF_ASSERT_NEAR(fr[0], mu, 0.0);
+    assert_int_equal(read_doubles(f, "/materials/rolling_friction", fr, 4), 1);
+    GF_ASSERT_NEAR(fr[0], 0.03, 0.0);
+    assert_int_equal(read_doubles(f, "/materials/twisting_friction", fr, 4), 1);
+    GF_ASSERT_NEAR(fr[0], 0.07, 0.0);
     hid_t d = H5Dopen2(f, "/materials/name", H5P_DEFAULT);
     hid_t ty = H5Dget_type(d);
     char name[2][GF_NAME_LEN];
@@ -511,37 +517,48 @@ static const char *shapes_cfg =
     "velocity <1,0,0>; }\n"
     "Time { dt 5e-4; steps 0; }\n";
 
-static void make_shapes(gf_sim *sim, int generate) {
+/* The same, with rolling and twisting resistance where `resist`. */
+static void make_shapes(gf_sim *sim, int generate, int resist) {
+    char text[4096];
+    const char *at = strstr(shapes_cfg, "friction 0.4;") + strlen("friction 0.4;");
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - shapes_cfg), shapes_cfg,
+             resist ? " rolling_friction 0.05; twisting_friction 0.05;" : "", at);
     gf_config *cfg = NULL;
-    GF_ASSERT_OK(gf_config_parse(shapes_cfg, strlen(shapes_cfg), "shapes.cfg", &cfg));
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "shapes.cfg", &cfg));
     GF_ASSERT_OK(gf_sim_init(sim, &P));
     GF_ASSERT_OK(gf_sim_configure(sim, cfg, generate));
     gf_config_destroy(cfg);
 }
 
 /* Restart is exact for every shape (issue 12), on every rank count: the shapes, dimensions and
- * the points of multi-point contacts (their warm-start entries) come back. */
-static void test_restart_shapes(void **state) {
-    (void)state;
+ * the points of multi-point contacts (their warm-start entries) come back; with rolling and
+ * twisting resistance, their torques too (issue 33). */
+static void restart_shapes(int resist) {
     const int N = 200;
     gf_sim straight, first, second;
-    make_shapes(&straight, 1);
+    make_shapes(&straight, 1, resist);
     for (int s = 0; s < N; ++s)
         GF_ASSERT_OK(gf_sim_step(&straight));
-    make_shapes(&first, 1);
+    make_shapes(&first, 1, resist);
     for (int s = 0; s < N / 2; ++s)
         GF_ASSERT_OK(gf_sim_step(&first));
-    /* Contacts with several points exist, so the warm start's point keys are exercised. */
-    int64_t multi = 0;
-    for (size_t j = 0; j < first.contacts.count; ++j)
+    /* Contacts with several points exist, so the warm start's point keys are exercised; with
+     * resistance, torques are held. */
+    int64_t multi = 0, torques = 0;
+    for (size_t j = 0; j < first.contacts.count; ++j) {
         multi += first.contacts.point[j] > 0;
+        for (int d = 0; d < 3 && resist; ++d)
+            torques += first.contacts.tau[d][j] != 0.0;
+    }
     GF_ASSERT_OK(gf_par_allreduce_i64(&P, &multi, 1, GF_PAR_SUM));
+    GF_ASSERT_OK(gf_par_allreduce_i64(&P, &torques, 1, GF_PAR_SUM));
     assert_true(multi > 0);
+    assert_true(resist ? torques > 0 : torques == 0);
     char path[512];
     path_of(path, sizeof path, "shapes.ckpt.h5");
     GF_ASSERT_OK(gf_io_write_checkpoint(NULL, &first, path));
     gf_sim_free(&first);
-    make_shapes(&second, 0);
+    make_shapes(&second, 0, resist);
     GF_ASSERT_OK(gf_io_read_checkpoint(&second, path));
     while (second.step < N)
         GF_ASSERT_OK(gf_sim_step(&second));
@@ -567,6 +584,12 @@ static void test_restart_shapes(void **state) {
     free(b);
     gf_sim_free(&straight);
     gf_sim_free(&second);
+}
+
+static void test_restart_shapes(void **state) {
+    (void)state;
+    restart_shapes(0);
+    restart_shapes(1);
 }
 
 /* A checkpoint written by one rank, read by all: every particle arrives once, intact. */

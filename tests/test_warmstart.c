@@ -11,15 +11,19 @@
 #include "contact/warmstart.h"
 #include "test_util.h"
 
-/* A reference entry: the key and an impulse that encodes it, so a mixed-up row shows. */
+/* A reference entry: the key and an impulse and torque impulse that encode it, so a mixed-up
+ * row shows. */
 typedef struct {
     int64_t a, b;
 } key;
 
-static void impulse_of(key k, double l[3]) {
+static void impulse_of(key k, double l[GF_WARMSTART_NV]) {
     l[0] = (double)k.a + 0.25;
     l[1] = (double)k.b - 0.5;
     l[2] = (double)(k.a * 7 + k.b);
+    l[3] = (double)k.a * 3.0 - 0.125;
+    l[4] = (double)(k.b * 2 + 1);
+    l[5] = (double)(k.a + k.b) + 0.375;
 }
 
 static int cmp_key(const void *x, const void *y) {
@@ -57,9 +61,9 @@ static void assert_table(const gf_warmstart *ws, key *want, size_t n) {
         long k = lookup(ws, want[i]);
         if (k < 0)
             continue;
-        double l[3];
+        double l[GF_WARMSTART_NV];
         impulse_of(want[i], l);
-        for (int d = 0; d < 3; ++d)
+        for (int d = 0; d < GF_WARMSTART_NV; ++d)
             assert_true(ws->l[d][k] == l[d]);
         found++;
     }
@@ -84,9 +88,9 @@ static key *scrambled_keys(size_t n, uint64_t seed) {
 }
 
 static void add(gf_warmstart *ws, key k) {
-    double l[3];
+    double l[GF_WARMSTART_NV];
     impulse_of(k, l);
-    GF_ASSERT_OK(gf_warmstart_append(ws, k.a, k.b, 0, l));
+    GF_ASSERT_OK(gf_warmstart_append(ws, k.a, k.b, 0, l, l + 3));
 }
 
 static void test_append_any_order(void **state) {
@@ -111,21 +115,26 @@ static void test_insert_rows_of_a_file(void **state) {
     for (size_t g = 0; g < groups; ++g)
         qsort(k + g * n / groups, n / groups, sizeof *k, cmp_key);
     int64_t *pair = malloc(2 * n * sizeof *pair);
-    double *imp = malloc(3 * n * sizeof *imp);
+    double *imp = malloc(3 * n * sizeof *imp), *torque = malloc(3 * n * sizeof *torque);
     for (size_t i = 0; i < n; ++i) {
         pair[2 * i] = k[i].a;
         pair[2 * i + 1] = k[i].b;
-        impulse_of(k[i], imp + 3 * i);
+        double l[GF_WARMSTART_NV];
+        impulse_of(k[i], l);
+        memcpy(imp + 3 * i, l, 3 * sizeof *l);
+        memcpy(torque + 3 * i, l + 3, 3 * sizeof *l);
     }
     gf_warmstart ws;
     gf_warmstart_init(&ws);
     /* Added in two calls, the second into a table that already holds entries. */
-    GF_ASSERT_OK(gf_warmstart_insert(&ws, n / 2, pair, NULL, imp));
-    GF_ASSERT_OK(gf_warmstart_insert(&ws, n - n / 2, pair + n, NULL, imp + 3 * (n / 2)));
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n / 2, pair, NULL, imp, torque));
+    GF_ASSERT_OK(gf_warmstart_insert(&ws, n - n / 2, pair + n, NULL, imp + 3 * (n / 2),
+                                     torque + 3 * (n / 2)));
     assert_table(&ws, k, n);
     gf_warmstart_free(&ws);
     free(pair);
     free(imp);
+    free(torque);
     free(k);
 }
 
@@ -189,10 +198,11 @@ static void test_apply_finds_every_entry(void **state) {
     for (int64_t a = 0; a < n; ++a)
         for (int32_t pt = 0; pt < 3; ++pt) {
             key k = {a, pt == 2 ? -1 - (a % 4) : a + 1 + pt}; /* two pairs and a wall */
-            double l[3];
+            double l[GF_WARMSTART_NV];
             impulse_of(k, l);
             l[2] += pt; /* points of one pair differ */
-            GF_ASSERT_OK(gf_warmstart_append(&ws, k.a, k.b, pt == 2 ? 0 : pt, l));
+            l[5] += pt;
+            GF_ASSERT_OK(gf_warmstart_append(&ws, k.a, k.b, pt == 2 ? 0 : pt, l, l + 3));
         }
     gf_contacts c;
     gf_contacts_init(&c);
@@ -208,10 +218,12 @@ static void test_apply_finds_every_entry(void **state) {
         c.t[d] = calloc(m, sizeof(double));
         c.o[d] = calloc(m, sizeof(double));
         c.lambda[d] = calloc(m, sizeof(double));
+        c.tau[d] = calloc(m, sizeof(double));
     }
+    c.resistive = 1;
     uint64_t rng = 5;
     size_t expect_found = 0;
-    double *expect = calloc(3 * m, sizeof *expect);
+    double *expect = calloc(6 * m, sizeof *expect);
     for (size_t j = 0; j < m; ++j) {
         int64_t a = (int64_t)(gf_test_uniform(&rng, 0, 1.2 * (double)n)); /* some beyond */
         int kind = (int)(gf_test_uniform(&rng, 0, 3.999));
@@ -226,25 +238,30 @@ static void test_apply_finds_every_entry(void **state) {
         c.n[r][j] = c.t[(r + 1) % 3][j] = c.o[(r + 2) % 3][j] = 1.0;
         int present = a < n && kind != 3;
         expect_found += present;
-        double l[3] = {0, 0, 0};
+        double l[GF_WARMSTART_NV] = {0, 0, 0, 0, 0, 0};
         if (present) {
             impulse_of((key){a, b}, l);
             l[2] += kind == 2 ? 2 : kind;
+            l[5] += kind == 2 ? 2 : kind;
             double sgn = kind != 2 && flip ? -1.0 : 1.0;
-            for (int d = 0; d < 3; ++d)
+            for (int d = 0; d < GF_WARMSTART_NV; ++d)
                 l[d] *= sgn;
         }
-        double want[3] = {l[r], l[(r + 1) % 3], l[(r + 2) % 3]};
-        if (want[0] < 0.0) /* a pull is not kept */
-            want[0] = want[1] = want[2] = 0.0;
+        /* the force and the torque in the contact's frame, as seen by its first body */
+        double want[6] = {l[r],     l[(r + 1) % 3],     l[(r + 2) % 3],
+                          l[3 + r], l[3 + (r + 1) % 3], l[3 + (r + 2) % 3]};
+        if (want[0] < 0.0) /* a pull is not kept, nor its torque */
+            want[0] = want[1] = want[2] = want[3] = want[4] = want[5] = 0.0;
         for (int d = 0; d < 3; ++d)
-            c.lambda[d][j] = 1e6; /* overwritten by apply, also when absent */
-        memcpy(expect + 3 * j, want, sizeof want);
+            c.lambda[d][j] = c.tau[d][j] = 1e6; /* overwritten by apply, also when absent */
+        memcpy(expect + 6 * j, want, sizeof want);
     }
     assert_int_equal(gf_warmstart_apply(&ws, NULL, &c), expect_found);
     for (size_t j = 0; j < m; ++j)
-        for (int d = 0; d < 3; ++d)
-            assert_true(c.lambda[d][j] == expect[3 * j + d]);
+        for (int d = 0; d < 3; ++d) {
+            assert_true(c.lambda[d][j] == expect[6 * j + d]);
+            assert_true(c.tau[d][j] == expect[6 * j + 3 + d]);
+        }
     free(expect);
     gf_contacts_free(&c);
     gf_warmstart_free(&ws);
@@ -265,16 +282,20 @@ static void contacts_of(gf_contacts *c, const key *k, size_t n) {
         c->t[d] = calloc(n, sizeof(double));
         c->o[d] = calloc(n, sizeof(double));
         c->lambda[d] = calloc(n, sizeof(double));
+        c->tau[d] = calloc(n, sizeof(double));
     }
+    c->resistive = 1;
     for (size_t j = 0; j < n; ++j) {
         c->id1[j] = k[j].a;
         c->id2[j] = k[j].b;
         c->i2[j] = k[j].b < 0 ? (int32_t)k[j].b : 1;
         c->n[0][j] = c->t[1][j] = c->o[2][j] = 1.0;
-        double l[3];
+        double l[GF_WARMSTART_NV];
         impulse_of(k[j], l);
-        for (int d = 0; d < 3; ++d)
+        for (int d = 0; d < 3; ++d) {
             c->lambda[d][j] = l[d];
+            c->tau[d][j] = l[3 + d];
+        }
     }
 }
 
@@ -293,13 +314,15 @@ static void test_store_then_key_order(void **state) {
     assert_int_equal(ws.n, n);
     for (size_t j = 0; j < n; ++j)
         for (int d = 0; d < 3; ++d)
-            c.lambda[d][j] = -1.0;
+            c.lambda[d][j] = c.tau[d][j] = -1.0;
     assert_int_equal(gf_warmstart_apply(&ws, NULL, &c), n);
     for (size_t j = 0; j < n; ++j) {
-        double l[3];
+        double l[GF_WARMSTART_NV];
         impulse_of(k[j], l);
-        for (int d = 0; d < 3; ++d)
+        for (int d = 0; d < 3; ++d) {
             assert_true(c.lambda[d][j] == l[d]);
+            assert_true(c.tau[d][j] == l[3 + d]);
+        }
     }
     /* Take the entries of every third first id into a table that holds others already. */
     int64_t ids[200];
@@ -339,6 +362,43 @@ static void test_store_then_key_order(void **state) {
     gf_contacts_free(&c);
 }
 
+/* Migration: the entries of the ids that leave travel as bytes, impulses and torques alike, and
+ * arrive merged into the receiver's table. */
+static void test_pack_and_unpack(void **state) {
+    (void)state;
+    const size_t n = 240;
+    key *k = scrambled_keys(n, 31);
+    gf_warmstart from, to;
+    gf_warmstart_init(&from);
+    gf_warmstart_init(&to);
+    key *moved = malloc(n * sizeof *moved), *kept = malloc(n * sizeof *kept);
+    size_t nm = 0, nk = 0;
+    int64_t ids[100];
+    size_t nids = 0;
+    for (int64_t a = 1; a < (int64_t)(n / 3); a += 2)
+        ids[nids++] = a;
+    for (size_t i = 0; i < n; ++i) {
+        add(&from, k[i]);
+        if (k[i].a % 2 == 1)
+            moved[nm++] = k[i];
+        else
+            kept[nk++] = k[i];
+    }
+    void *data = NULL;
+    size_t len = 0;
+    GF_ASSERT_OK(gf_warmstart_pack(&from, ids, nids, &data, &len));
+    assert_true(len > 0);
+    GF_ASSERT_OK(gf_warmstart_unpack(&to, data, len));
+    free(data);
+    assert_table(&from, kept, nk);
+    assert_table(&to, moved, nm);
+    gf_warmstart_free(&from);
+    gf_warmstart_free(&to);
+    free(moved);
+    free(kept);
+    free(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_any_order),
@@ -346,6 +406,7 @@ int main(void) {
         cmocka_unit_test(test_insert_rows_of_a_file),
         cmocka_unit_test(test_take_and_merge),
         cmocka_unit_test(test_store_then_key_order),
+        cmocka_unit_test(test_pack_and_unpack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,12 @@ gf_status gf_contact_kernel_maxdiss_sphere(const double A[9], const double b[3],
 void gf_contact_solve_maxdiss(const double A[9], const double b[3], double mu, double x[3]);
 void gf_contact_solve_coulomb(const double A[9], const double b[3], double mu, double x[3]);
 
+/* The minimiser x of 1/2 x.M x - g.x over the disc |x| <= R, M = {m11, m12, m22} symmetric
+ * positive semi-definite: the maximum-dissipation rolling torque of a contact with rolling
+ * resistance (M the rolling part of its torque block, g = M tau - Omega for its current torque
+ * tau and relative spin Omega, R the bound). x = 0 for R <= 0 or M = 0. */
+void gf_contact_kernel_disc(const double M[3], const double g[2], double R, double x[2]);
+
 /* The objective 1/2 x^T A x - x^T b the maximum-dissipation impulse minimises. */
 double gf_contact_objective(const double A[9], const double b[3], const double x[3]);
 

@@ -50,6 +50,19 @@ gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c) {
     return GF_OK;
 }
 
+gf_status gf_materials_set_resistance(gf_materials *m, int a, int b, double rolling,
+                                      double twisting) {
+    if (a < 0 || b < 0 || a >= m->count || b >= m->count)
+        return GF_ERROR(GF_ERR_INPUT, "resistance pair (%d, %d) names an unknown material", a, b);
+    if (!(rolling >= 0.0 && isfinite(rolling) && twisting >= 0.0 && isfinite(twisting)))
+        return GF_ERROR(GF_ERR_INPUT,
+                        "rolling and twisting friction must be finite and >= 0, not %g and %g",
+                        rolling, twisting);
+    m->rolling[a][b] = m->rolling[b][a] = rolling;
+    m->twisting[a][b] = m->twisting[b][a] = twisting;
+    return GF_OK;
+}
+
 static int any_positive(const gf_materials *m, const double t[GF_MAX_MATERIALS][GF_MAX_MATERIALS]) {
     for (int a = 0; a < m->count; ++a)
         for (int b = 0; b < m->count; ++b)
@@ -64,6 +77,10 @@ int gf_materials_restitutive(const gf_materials *m) {
 
 int gf_materials_cohesive(const gf_materials *m) {
     return any_positive(m, m->cohesion);
+}
+
+int gf_materials_resistive(const gf_materials *m) {
+    return any_positive(m, m->rolling) || any_positive(m, m->twisting);
 }
 
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu) {
@@ -133,6 +150,8 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
     }
     GF_TRY(pair_default(mb, "restitution", 1.0, m->count, m->restitution));
     GF_TRY(pair_default(mb, "cohesion", 1e12, m->count, m->cohesion));
+    GF_TRY(pair_default(mb, "rolling_friction", 1e3, m->count, m->rolling));
+    GF_TRY(pair_default(mb, "twisting_friction", 1e3, m->count, m->twisting));
     GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
     GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
     size_t npair = gf_config_section_count(mb, "Pair");
@@ -141,12 +160,16 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         int ia, ib;
         GF_TRY(gf_materials_lookup(m, b, "a", &ia));
         GF_TRY(gf_materials_lookup(m, b, "b", &ib));
-        if (!gf_config_has(b, "friction") && !gf_config_has(b, "restitution") &&
-            !gf_config_has(b, "cohesion")) {
+        static const char *const laws[] = {"friction", "restitution", "cohesion",
+                                           "rolling_friction", "twisting_friction"};
+        int any = 0;
+        for (size_t l = 0; l < sizeof laws / sizeof laws[0]; ++l)
+            any = any || gf_config_has(b, laws[l]);
+        if (!any) {
             char where[512];
             return GF_ERROR(GF_ERR_INPUT,
-                            "%s: a Pair block sets one or more of friction, restitution and "
-                            "cohesion",
+                            "%s: a Pair block sets one or more of friction, restitution, "
+                            "cohesion, rolling_friction and twisting_friction",
                             gf_config_block_where(b, where, sizeof where));
         }
         double f = m->friction[ia][ib], r = m->restitution[ia][ib];
@@ -160,6 +183,12 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_config_get_double(b, "cohesion", ch, &ch));
         GF_TRY(gf_config_check_range(b, "cohesion", ch, 0.0, 1e12));
         GF_TRY(gf_materials_set_cohesion(m, ia, ib, ch));
+        double rr = m->rolling[ia][ib], rt = m->twisting[ia][ib];
+        GF_TRY(gf_config_get_double(b, "rolling_friction", rr, &rr));
+        GF_TRY(gf_config_check_range(b, "rolling_friction", rr, 0.0, 1e3));
+        GF_TRY(gf_config_get_double(b, "twisting_friction", rt, &rt));
+        GF_TRY(gf_config_check_range(b, "twisting_friction", rt, 0.0, 1e3));
+        GF_TRY(gf_materials_set_resistance(m, ia, ib, rr, rt));
     }
     return GF_OK;
 }

@@ -1,4 +1,5 @@
-/* Materials and the tables of their pairs' contact laws: friction and restitution. Both are
+/* Materials and the tables of their pairs' contact laws: friction, restitution, cohesion, rolling
+ * and twisting resistance. Both are
  * properties of a pair of materials, so each is a symmetric table with a default for pairs not
  * listed (pe averages two per-material values, which has no physical basis). */
 #ifndef GRANFLOW_MATERIAL_H
@@ -21,9 +22,14 @@ typedef struct {
     double restitution_velocity;
     /* The pull (N) a touching contact point can hold (docs/physics.md, "Cohesion"). */
     double cohesion[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+    /* Rolling and twisting resistance, dimensionless (docs/physics.md, "Rolling and twisting
+     * resistance"): a contact's torque impulse about its tangents is at most rolling r lambda_n,
+     * about its normal at most twisting r lambda_n, r = r1 r2 / (r1 + r2) of the bodies' radii. */
+    double rolling[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+    double twisting[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
 } gf_materials;
 
-/* One material called "default" (density 1000), friction, restitution and cohesion 0. */
+/* One material called "default" (density 1000), every law's coefficient 0. */
 void gf_materials_init(gf_materials *m);
 /* Adds a material; its friction with every other one starts at `default_friction`. */
 gf_status gf_materials_add(gf_materials *m, const char *name, double density,
@@ -31,9 +37,12 @@ gf_status gf_materials_add(gf_materials *m, const char *name, double density,
 gf_status gf_materials_set_friction(gf_materials *m, int a, int b, double mu);
 gf_status gf_materials_set_restitution(gf_materials *m, int a, int b, double e);
 gf_status gf_materials_set_cohesion(gf_materials *m, int a, int b, double c);
-/* Whether any pair has restitution, or cohesion. */
+gf_status gf_materials_set_resistance(gf_materials *m, int a, int b, double rolling,
+                                      double twisting);
+/* Whether any pair has restitution, cohesion, or rolling or twisting resistance. */
 int gf_materials_restitutive(const gf_materials *m);
 int gf_materials_cohesive(const gf_materials *m);
+int gf_materials_resistive(const gf_materials *m);
 /* Index of a material by name, or -1. */
 int gf_materials_find(const gf_materials *m, const char *name);
 
@@ -43,7 +52,10 @@ int gf_materials_find(const gf_materials *m, const char *name);
  *      restitution_velocity 0.01;              // slower impacts stay inelastic (m/s)
  *      Material { name glass; density 2650; }  // repeatable
  *      cohesion 0.01;                          // pull a touching point holds (N)
- *      Pair { a glass; b steel; friction 0.2; restitution 0.8; cohesion 0; } // repeatable
+ *      rolling_friction 0.05;                  // rolling torque <= 0.05 r lambda_n
+ *      twisting_friction 0.05;                 // twisting torque <= 0.05 r lambda_n
+ *      Pair { a glass; b steel; friction 0.2; restitution 0.8; cohesion 0;
+ *             rolling_friction 0.1; twisting_friction 0; } // repeatable
  *  }
  */
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root);

@@ -41,8 +41,8 @@ static const gf_config_block_info blocks[] = {
      "Times must increase; a change applies from the first step starting at or after its time, "
      "as for walls. The pose advances exactly within each phase."},
     {"Materials", 0,
-     "The materials and the contact laws of each pair of them: friction, restitution and "
-     "cohesion. Each "
+     "The materials and the contact laws of each pair of them: friction, restitution, "
+     "cohesion, rolling and twisting resistance. Each "
      "is a property of a pair of materials (a table with a default), not the combination of two "
      "per-material values. "
      "Besides the Material blocks there is always the material default (index 0, density "
@@ -50,7 +50,8 @@ static const gf_config_block_info blocks[] = {
      "in all."},
     {"Materials/Material", 1, "A material."},
     {"Materials/Pair", 1,
-     "The friction, restitution and cohesion of one pair of materials (at least one of them; "
+     "The friction, restitution, cohesion, rolling and twisting friction of one pair of "
+     "materials (at least one of them; "
      "the others keep the Materials block's defaults)."},
     {"Clump", 1,
      "A clump template: a rigid union of 1 to 32 spheres (a multisphere particle) for shape "
@@ -234,6 +235,17 @@ static const gf_config_key keys[] = {
      "The pull (N) each touching contact point of every pair of materials without a Pair block "
      "can hold: its normal impulse may reach -cohesion dt, and its friction bound is mu (normal "
      "impulse + cohesion dt) (docs/physics.md, Cohesion)."},
+    {"Materials", "rolling_friction", GF_KEY_NUMBER, "0", "[0, 1000]",
+     "Rolling resistance of every pair of materials without a Pair block, dimensionless: a "
+     "contact's torque impulse about its tangents opposes the bodies' relative rolling and is at "
+     "most rolling_friction r lambda_n, r = r1 r2 / (r1 + r2) of the bodies' radii (the geometry's "
+     "infinite), lambda_n the normal impulse. A sphere rolling on a plane then decelerates at "
+     "(5/7) rolling_friction g, and rests on an incline iff tan(alpha) <= rolling_friction "
+     "(docs/physics.md, Rolling and twisting resistance)."},
+    {"Materials", "twisting_friction", GF_KEY_NUMBER, "0", "[0, 1000]",
+     "Twisting (spinning) resistance of every pair of materials without a Pair block, "
+     "dimensionless: a contact's torque impulse about its normal is at most twisting_friction r "
+     "lambda_n (r as for rolling_friction)."},
     {"Materials/Material", "name", GF_KEY_STRING, NULL, "unique, at most 63 characters",
      "The name the material keys use."},
     {"Materials/Material", "density", GF_KEY_NUMBER, NULL, "> 0", "The density (kg/m^3)."},
@@ -247,6 +259,10 @@ static const gf_config_key keys[] = {
      "The coefficient of restitution of the pair."},
     {"Materials/Pair", "cohesion", GF_KEY_NUMBER, "(Materials.cohesion)", "[0, 1e12]",
      "The pull (N) a touching contact point of the pair can hold."},
+    {"Materials/Pair", "rolling_friction", GF_KEY_NUMBER, "(Materials.rolling_friction)",
+     "[0, 1000]", "The rolling resistance of the pair."},
+    {"Materials/Pair", "twisting_friction", GF_KEY_NUMBER, "(Materials.twisting_friction)",
+     "[0, 1000]", "The twisting resistance of the pair."},
     {"Clump", "name", GF_KEY_STRING, NULL, "", "The name the clump keys use."},
     {"Clump/Sphere", "centre", GF_KEY_VECTOR, NULL, "", "The centre, in the clump's frame (m)."},
     {"Clump/Sphere", "radius", GF_KEY_NUMBER, NULL, "> 0", "The radius (m)."},

@@ -16,12 +16,15 @@
             DO((c)->r2[k_]);                                                                       \
             DO((c)->cp[k_]);                                                                       \
             DO((c)->lambda[k_]);                                                                   \
+            DO((c)->tau[k_]);                                                                      \
         }                                                                                          \
         DO((c)->gap);                                                                              \
         DO((c)->mu);                                                                               \
         DO((c)->e);                                                                                \
         DO((c)->vn);                                                                               \
         DO((c)->coh);                                                                              \
+        DO((c)->roll);                                                                             \
+        DO((c)->twist);                                                                            \
         DO((c)->i1);                                                                               \
         DO((c)->i2);                                                                               \
         DO((c)->id1);                                                                              \
@@ -169,6 +172,15 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
     }
     if (c->cohesive)
         c->coh[j] = law->cohesion;
+    if (c->resistive) {
+        /* the reduced radius of the pair; against the geometry (infinite radius) the body's */
+        double ra = p->radius[i1], rb = i2 >= 0 ? p->radius[i2] : INFINITY;
+        double r = i2 >= 0 ? ra * rb / (ra + rb) : ra;
+        c->roll[j] = law->rolling * r;
+        c->twist[j] = law->twisting * r;
+        for (int d = 0; d < 3; ++d)
+            c->tau[d][j] = 0.0;
+    }
     if (c->keep_points)
         for (int d = 0; d < 3; ++d)
             c->cp[d][j] = point[d];

@@ -39,6 +39,14 @@ typedef struct {
      * or coh, holds each contact's law, else it is not written (nor read). */
     int restitutive, cohesive;
     double *coh;
+    /* Where `resistive` (any pair of materials has rolling or twisting resistance, set by the
+     * caller): each contact's bounds per unit normal impulse (m), rolling_friction r and
+     * twisting_friction r with r = r1 r2 / (r1 + r2) of the bodies' radii (r1 against the
+     * geometry), and its torque impulse in the (n, t, o) frame (N m s), acting on i1 (minus it on
+     * i2): tau[0] twists, tau[1] and tau[2] resist rolling. Else none is written (nor read). */
+    int resistive;
+    double *roll, *twist;
+    double *tau[3];
     double *lambda[3]; /* impulse in the (n, t, o) frame, output of the solver */
     /* Per-pair speculation (set by the caller before detection; off when speculate is 0). A
      * pair of spheres, or a sphere and the geometry, within the margin is a contact only when
@@ -57,11 +65,12 @@ typedef struct {
 
 /* The contact law of a pair of materials. */
 typedef struct {
-    double mu, e, cohesion;
+    double mu, e, cohesion, rolling, twisting;
 } gf_contact_law;
 
 static inline gf_contact_law gf_contact_law_of(const gf_materials *m, int a, int b) {
-    gf_contact_law law = {m->friction[a][b], m->restitution[a][b], m->cohesion[a][b]};
+    gf_contact_law law = {m->friction[a][b], m->restitution[a][b], m->cohesion[a][b],
+                          m->rolling[a][b], m->twisting[a][b]};
     return law;
 }
 

@@ -11,7 +11,7 @@ void gf_warmstart_free(gf_warmstart *ws) {
     free(ws->a);
     free(ws->b);
     free(ws->pt);
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < GF_WARMSTART_NV; ++k)
         free(ws->l[k]);
     gf_warmstart_init(ws);
 }
@@ -25,7 +25,7 @@ static gf_status reserve(gf_warmstart *ws, size_t need) {
     GF_TRY(gf_grow((void **)&ws->a, cap, sizeof *ws->a));
     GF_TRY(gf_grow((void **)&ws->b, cap, sizeof *ws->b));
     GF_TRY(gf_grow((void **)&ws->pt, cap, sizeof *ws->pt));
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < GF_WARMSTART_NV; ++k)
         GF_TRY(gf_grow((void **)&ws->l[k], cap, sizeof *ws->l[k]));
     ws->cap = cap;
     return GF_OK;
@@ -33,12 +33,13 @@ static gf_status reserve(gf_warmstart *ws, size_t need) {
 
 /* Adds an entry at the end, whatever its key: only for building a table that is sorted before
  * it is handed out. */
-static gf_status push(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt, const double l[3]) {
+static gf_status push(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt,
+                      const double l[GF_WARMSTART_NV]) {
     GF_TRY(reserve(ws, ws->n + 1));
     ws->a[ws->n] = a;
     ws->b[ws->n] = b;
     ws->pt[ws->n] = pt;
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < GF_WARMSTART_NV; ++k)
         ws->l[k][ws->n] = l[k];
     ws->n++;
     return GF_OK;
@@ -74,8 +75,18 @@ static size_t lower_bound(const gf_warmstart *ws, key k) {
     return lo;
 }
 
-gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt,
-                              const double l[3]) {
+/* An entry's values from its force and torque impulses (NULL: 0). */
+static void entry_values(const double l[3], const double torque[3], double v[GF_WARMSTART_NV]) {
+    for (int k = 0; k < 3; ++k) {
+        v[k] = l[k];
+        v[3 + k] = torque ? torque[k] : 0.0;
+    }
+}
+
+gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt, const double l[3],
+                              const double torque[3]) {
+    double v[GF_WARMSTART_NV];
+    entry_values(l, torque, v);
     GF_TRY(gf_warmstart_sort(ws));
     size_t n = ws->n;
     key k = {a, b, pt};
@@ -84,19 +95,19 @@ gf_status gf_warmstart_append(gf_warmstart *ws, int64_t a, int64_t b, int32_t pt
     size_t at = n == 0 || !key_less(k, key_at(ws, n - 1)) ? n : lower_bound(ws, k);
     while (at < n && key_equal(key_at(ws, at), k))
         at++;
-    GF_TRY(push(ws, a, b, pt, l));
+    GF_TRY(push(ws, a, b, pt, v));
     if (at == n)
         return GF_OK;
     memmove(ws->a + at + 1, ws->a + at, (n - at) * sizeof *ws->a);
     memmove(ws->b + at + 1, ws->b + at, (n - at) * sizeof *ws->b);
     memmove(ws->pt + at + 1, ws->pt + at, (n - at) * sizeof *ws->pt);
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < GF_WARMSTART_NV; ++d)
         memmove(ws->l[d] + at + 1, ws->l[d] + at, (n - at) * sizeof *ws->l[d]);
     ws->a[at] = a;
     ws->b[at] = b;
     ws->pt[at] = pt;
-    for (int d = 0; d < 3; ++d)
-        ws->l[d][at] = l[d];
+    for (int d = 0; d < GF_WARMSTART_NV; ++d)
+        ws->l[d][at] = v[d];
     return GF_OK;
 }
 
@@ -153,7 +164,7 @@ static gf_status sort_table(gf_warmstart *ws) {
     if (n < 2)
         return GF_OK;
     sort_item *items = gf_malloc(2 * n, sizeof *items);
-    double *l = gf_malloc(3 * n, sizeof *l);
+    double *l = gf_malloc(GF_WARMSTART_NV * n, sizeof *l);
     if (!items || !l) {
         free(items);
         free(l);
@@ -163,14 +174,14 @@ static gf_status sort_table(gf_warmstart *ws) {
         items[i] = (sort_item){key_at(ws, i), i};
     const sort_item *sorted = sort_items(items, items + n, n);
     for (size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k)
-            l[3 * i + k] = ws->l[k][sorted[i].at];
+        for (int k = 0; k < GF_WARMSTART_NV; ++k)
+            l[GF_WARMSTART_NV * i + k] = ws->l[k][sorted[i].at];
     for (size_t i = 0; i < n; ++i) {
         ws->a[i] = sorted[i].k.a;
         ws->b[i] = sorted[i].k.b;
         ws->pt[i] = sorted[i].k.pt;
-        for (int k = 0; k < 3; ++k)
-            ws->l[k][i] = l[3 * i + k];
+        for (int k = 0; k < GF_WARMSTART_NV; ++k)
+            ws->l[k][i] = l[GF_WARMSTART_NV * i + k];
     }
     free(items);
     free(l);
@@ -206,7 +217,13 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
     GF_TRY(reserve(ws, c->count));
     for (size_t j = 0; j < c->count; ++j) {
         double ln = c->lambda[0][j], lt = c->lambda[1][j], lo = c->lambda[2][j];
-        if (ln == 0.0 && lt == 0.0 && lo == 0.0)
+        double tn = 0.0, tt = 0.0, to = 0.0;
+        if (c->resistive) {
+            tn = c->tau[0][j];
+            tt = c->tau[1][j];
+            to = c->tau[2][j];
+        }
+        if (ln == 0.0 && lt == 0.0 && lo == 0.0 && tn == 0.0 && tt == 0.0 && to == 0.0)
             continue;
         int64_t a, b;
         double s;
@@ -214,8 +231,10 @@ gf_status gf_warmstart_store(gf_warmstart *ws, const gf_particles *p, const gf_c
         ws->a[ws->n] = a;
         ws->b[ws->n] = b;
         ws->pt[ws->n] = c->point[j];
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 3; ++k) {
             ws->l[k][ws->n] = s * (ln * c->n[k][j] + lt * c->t[k][j] + lo * c->o[k][j]);
+            ws->l[3 + k][ws->n] = s * (tn * c->n[k][j] + tt * c->t[k][j] + to * c->o[k][j]);
+        }
         ws->n++;
     }
     ws->unsorted = ws->n > 1;
@@ -280,6 +299,8 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
         contact_key(p, c, j, &a, &b, &s);
         key want = {a, b, c->point[j]};
         long k = !ws->n ? -1 : (slot ? hash_find(ws, slot, mask, want) : find(ws, want));
+        if (c->resistive)
+            c->tau[0][j] = c->tau[1][j] = c->tau[2][j] = 0.0;
         if (k < 0) {
             c->lambda[0][j] = c->lambda[1][j] = c->lambda[2][j] = 0.0;
             continue;
@@ -289,8 +310,14 @@ size_t gf_warmstart_apply(const gf_warmstart *ws, const gf_particles *p, gf_cont
         c->lambda[1][j] = l[0] * c->t[0][j] + l[1] * c->t[1][j] + l[2] * c->t[2][j];
         c->lambda[2][j] = l[0] * c->o[0][j] + l[1] * c->o[1][j] + l[2] * c->o[2][j];
         /* A contact that became separating keeps no pull; the solver does the rest. */
-        if (c->lambda[0][j] < 0.0)
+        if (c->lambda[0][j] < 0.0) {
             c->lambda[0][j] = c->lambda[1][j] = c->lambda[2][j] = 0.0;
+        } else if (c->resistive) {
+            const double m[3] = {s * ws->l[3][k], s * ws->l[4][k], s * ws->l[5][k]};
+            c->tau[0][j] = m[0] * c->n[0][j] + m[1] * c->n[1][j] + m[2] * c->n[2][j];
+            c->tau[1][j] = m[0] * c->t[0][j] + m[1] * c->t[1][j] + m[2] * c->t[2][j];
+            c->tau[2][j] = m[0] * c->o[0][j] + m[1] * c->o[1][j] + m[2] * c->o[2][j];
+        }
         found++;
     }
     free(slot);
@@ -323,14 +350,16 @@ gf_status gf_warmstart_take(gf_warmstart *ws, const int64_t *ids, size_t nids, g
     GF_TRY(reserve(&run, count));
     size_t keep = 0;
     for (size_t i = 0; i < ws->n; ++i) {
-        double l[3] = {ws->l[0][i], ws->l[1][i], ws->l[2][i]};
+        double l[GF_WARMSTART_NV];
+        for (int k = 0; k < GF_WARMSTART_NV; ++k)
+            l[k] = ws->l[k][i];
         if (contains(ids, nids, ws->a[i])) {
             (void)push(&run, ws->a[i], ws->b[i], ws->pt[i], l); /* reserved: cannot fail */
         } else {
             ws->a[keep] = ws->a[i];
             ws->b[keep] = ws->b[i];
             ws->pt[keep] = ws->pt[i];
-            for (int k = 0; k < 3; ++k)
+            for (int k = 0; k < GF_WARMSTART_NV; ++k)
                 ws->l[k][keep] = l[k];
             keep++;
         }
@@ -361,14 +390,14 @@ gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
             ws->a[k] = ws->a[i];
             ws->b[k] = ws->b[i];
             ws->pt[k] = ws->pt[i];
-            for (int d = 0; d < 3; ++d)
+            for (int d = 0; d < GF_WARMSTART_NV; ++d)
                 ws->l[d][k] = ws->l[d][i];
         } else {
             --j;
             ws->a[k] = in->a[j];
             ws->b[k] = in->b[j];
             ws->pt[k] = in->pt[j];
-            for (int d = 0; d < 3; ++d)
+            for (int d = 0; d < GF_WARMSTART_NV; ++d)
                 ws->l[d][k] = in->l[d][j];
         }
     }
@@ -377,14 +406,17 @@ gf_status gf_warmstart_merge(gf_warmstart *ws, const gf_warmstart *in) {
 }
 
 gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair, const int32_t *point,
-                              const double *impulse) {
+                              const double *impulse, const double *torque) {
     if (n == 0)
         return GF_OK;
     gf_warmstart rows;
     gf_warmstart_init(&rows);
     gf_status st = reserve(&rows, n);
-    for (size_t k = 0; k < n && st == GF_OK; ++k)
-        st = push(&rows, pair[2 * k], pair[2 * k + 1], point ? point[k] : 0, impulse + 3 * k);
+    for (size_t k = 0; k < n && st == GF_OK; ++k) {
+        double v[GF_WARMSTART_NV];
+        entry_values(impulse + 3 * k, torque ? torque + 3 * k : NULL, v);
+        st = push(&rows, pair[2 * k], pair[2 * k + 1], point ? point[k] : 0, v);
+    }
     if (st == GF_OK)
         st = sort_table(&rows);
     if (st == GF_OK)
@@ -400,7 +432,7 @@ gf_status gf_warmstart_insert(gf_warmstart *ws, size_t n, const int64_t *pair, c
 typedef struct {
     int64_t a, b;
     int32_t pt;
-    double l[3];
+    double l[GF_WARMSTART_NV];
 } wire_entry;
 
 gf_status gf_warmstart_pack(void *ctx, const int64_t *ids, size_t n, void **data, size_t *len) {
@@ -421,7 +453,7 @@ gf_status gf_warmstart_pack(void *ctx, const int64_t *ids, size_t n, void **data
         out[k].a = moving.a[k];
         out[k].b = moving.b[k];
         out[k].pt = moving.pt[k];
-        for (int c = 0; c < 3; ++c)
+        for (int c = 0; c < GF_WARMSTART_NV; ++c)
             out[k].l[c] = moving.l[c][k];
     }
     if (st == GF_OK && out) {
@@ -442,7 +474,7 @@ gf_status gf_warmstart_unpack(void *ctx, const void *data, size_t len) {
     for (size_t k = 0; k < len / sizeof(wire_entry) && st == GF_OK; ++k) {
         wire_entry e;
         memcpy(&e, (const char *)data + k * sizeof e, sizeof e);
-        st = gf_warmstart_append(&incoming, e.a, e.b, e.pt, e.l);
+        st = gf_warmstart_append(&incoming, e.a, e.b, e.pt, e.l, e.l + 3);
     }
     if (st == GF_OK)
         st = gf_warmstart_merge(ws, &incoming);

@@ -52,6 +52,10 @@ void gf_forces_accumulate(gf_forces *fo, const gf_contacts *c) {
         acc[3] += r[1] * P[2] - r[2] * P[1];
         acc[4] += r[2] * P[0] - r[0] * P[2];
         acc[5] += r[0] * P[1] - r[1] * P[0];
+        /* rolling and twisting resistance: a pure torque, minus tau on the geometry */
+        for (int d = 0; d < 3 && c->resistive; ++d)
+            acc[3 + d] -=
+                c->tau[0][j] * c->n[d][j] + c->tau[1][j] * c->t[d][j] + c->tau[2][j] * c->o[d][j];
     }
 }
 

@@ -152,6 +152,8 @@ gf_status gf_walls_add_mesh(gf_walls *w, size_t nt, const double *corners, const
 void gf_walls_surface_velocity(const gf_walls *w, int body, const double p[3], double v[3]);
 /* Whether geometry body `body` turns. */
 int gf_walls_turning(const gf_walls *w, int body);
+/* Geometry body `body`'s angular velocity (rad/s; zero unless it is a turning mesh). */
+void gf_walls_angular_velocity(const gf_walls *w, int body, double omega[3]);
 /* The fastest any point of the geometry's surface moves (for the speculative margin). */
 double gf_walls_max_speed(const gf_walls *w);
 /* Reads the Mesh blocks of the Domain block (gf_geometry_configure calls it). */

@@ -82,6 +82,13 @@ int gf_walls_turning(const gf_walls *w, int body) {
     return o[0] != 0.0 || o[1] != 0.0 || o[2] != 0.0;
 }
 
+void gf_walls_angular_velocity(const gf_walls *w, int body, double omega[3]) {
+    if (gf_walls_turning(w, body))
+        memcpy(omega, w->mesh_omega[body - GF_MESH_BASE], 3 * sizeof *omega);
+    else
+        omega[0] = omega[1] = omega[2] = 0.0;
+}
+
 void gf_walls_surface_velocity(const gf_walls *w, int body, const double p[3], double v[3]) {
     memcpy(v, w->velocity[body], 3 * sizeof *v);
     if (!gf_walls_turning(w, body))

@@ -211,11 +211,12 @@ static gf_status place_particles(gf_sim *sim, const gf_h5_particle_rows *rows, i
 /* The warm-start table from the rows read: all of them on an unchanged layout, else those whose
  * first id is a particle of this rank. Local. */
 static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair,
-                                 const int32_t *wpoint, const double *wimp, int same) {
+                                 const int32_t *wpoint, const double *wimp, const double *wtorque,
+                                 int same) {
     gf_warmstart_free(&sim->warm);
     gf_warmstart_init(&sim->warm);
     if (same || !sim->distributed)
-        return gf_warmstart_insert(&sim->warm, wn, wpair, wpoint, wimp);
+        return gf_warmstart_insert(&sim->warm, wn, wpair, wpoint, wimp, wtorque);
     size_t nl = sim->particles.n_local;
     int64_t *ids = gf_malloc(nl + 1, sizeof *ids);
     if (!ids)
@@ -226,7 +227,7 @@ static gf_status place_warmstart(gf_sim *sim, size_t wn, const int64_t *wpair,
         qsort(ids, nl, sizeof *ids, gf_cmp_i64); /* for membership tests */
     gf_warmstart all;
     gf_warmstart_init(&all);
-    gf_status st = gf_warmstart_insert(&all, wn, wpair, wpoint, wimp);
+    gf_status st = gf_warmstart_insert(&all, wn, wpair, wpoint, wimp, wtorque);
     if (st == GF_OK)
         st = gf_warmstart_take(&all, ids, nl, &sim->warm);
     gf_warmstart_free(&all);
@@ -336,7 +337,8 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     int64_t *wpair = gf_malloc(2 * wn + 1, sizeof *wpair);
     int32_t *wpoint = gf_calloc(wn + 1, sizeof *wpoint);
     double *wimp = gf_malloc(3 * wn + 1, sizeof *wimp);
-    if (!wpair || !wpoint || !wimp)
+    double *wtorque = gf_calloc(3 * wn + 1, sizeof *wtorque);
+    if (!wpair || !wpoint || !wimp || !wtorque)
         gf_h5_local(&f, gf_error_status());
     gf_h5_agree(&f);
     gf_h5_dset_read(&f, wg, "pair", H5T_NATIVE_INT64, 2, wn, wfirst, (size_t)wN, wpair);
@@ -344,6 +346,9 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     if (f.st == GF_OK && H5Lexists(wg, "point", H5P_DEFAULT) > 0)
         gf_h5_dset_read(&f, wg, "point", H5T_NATIVE_INT32, 1, wn, wfirst, (size_t)wN, wpoint);
     gf_h5_dset_read(&f, wg, "impulse", H5T_NATIVE_DOUBLE, 3, wn, wfirst, (size_t)wN, wimp);
+    /* Torques of rolling and twisting resistance: only in checkpoints of runs that have it. */
+    if (f.st == GF_OK && H5Lexists(wg, "torque", H5P_DEFAULT) > 0)
+        gf_h5_dset_read(&f, wg, "torque", H5T_NATIVE_DOUBLE, 3, wn, wfirst, (size_t)wN, wtorque);
     if (wg >= 0)
         H5Gclose(wg);
     gf_state state;
@@ -363,7 +368,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     if (st == GF_OK)
         st = gf_sim_check_unique_ids(sim, path, " (a damaged checkpoint?)");
     if (st == GF_OK)
-        st = place_warmstart(sim, wn, wpair, wpoint, wimp, same);
+        st = place_warmstart(sim, wn, wpair, wpoint, wimp, wtorque, same);
     if (st == GF_OK && ghost_ref)
         st = gf_sim_restore_ghost_lists(sim, ghost_ref, ghost_range);
     if (st == GF_OK)
@@ -376,6 +381,7 @@ gf_status gf_io_read_checkpoint(gf_sim *sim, const char *path) {
     free(wpair);
     free(wpoint);
     free(wimp);
+    free(wtorque);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     if (st != GF_OK) {

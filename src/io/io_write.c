@@ -434,14 +434,19 @@ static void write_warmstart(gf_h5file *f, const gf_sim *sim) {
     double *buf = gf_malloc(6 * na + 1, sizeof *buf);
     if (!ids || !buf)
         gf_h5_local(f, gf_error_status());
+    /* The torques of rolling and twisting resistance only where a pair of materials has them
+     * (the same on every rank): other checkpoints stay as they were. */
+    const int torques = gf_materials_resistive(&sim->materials);
     hid_t g = -1;
     if (gf_h5_agree(f) == GF_OK) {
         g = gf_h5_group_create(f, "warmstart");
         for (size_t k = 0; k < na; ++k) {
             ids[2 * k] = ws->a[k];
             ids[2 * k + 1] = ws->b[k];
-            for (int d = 0; d < 3; ++d)
+            for (int d = 0; d < 3; ++d) {
                 buf[3 * k + d] = ws->l[d][k];
+                buf[3 * (na + k) + d] = ws->l[3 + d][k];
+            }
         }
     }
     size_t N = (size_t)global, off = (size_t)offset;
@@ -451,6 +456,10 @@ static void write_warmstart(gf_h5file *f, const gf_sim *sim) {
                      "the point of the pair's contact manifold (0 for spheres)");
     gf_h5_dset_write(f, g, "impulse", H5T_NATIVE_DOUBLE, 3, n, off, N, buf, "N s",
                      "world-frame impulse on the first particle of the pair");
+    if (torques)
+        gf_h5_dset_write(f, g, "torque", H5T_NATIVE_DOUBLE, 3, n, off, N, buf + 3 * na, "N m s",
+                         "world-frame torque impulse of rolling and twisting resistance on the "
+                         "first particle of the pair");
     write_rank_offsets(f, g, offset, global);
     if (g >= 0)
         H5Gclose(g);
@@ -567,8 +576,8 @@ static void write_geometry(gf_h5file *f, const gf_sim *sim) {
     free(vel);
 }
 
-/* The material table: names, densities, the friction, restitution and cohesion of every pair
- * (rank 0's rows) and the restitution threshold. */
+/* The material table: names, densities, the friction, restitution, cohesion, rolling and twisting
+ * resistance of every pair (rank 0's rows) and the restitution threshold. */
 static void write_materials(gf_h5file *f, const gf_sim *sim) {
     if (f->st != GF_OK)
         return;
@@ -582,23 +591,35 @@ static void write_materials(gf_h5file *f, const gf_sim *sim) {
     H5Tclose(str);
     gf_h5_dset_write(f, g, "density", H5T_NATIVE_DOUBLE, 1, mine, 0, nm, m->density, "kg/m^3",
                      "density of each material");
-    double fr[GF_MAX_MATERIALS * GF_MAX_MATERIALS];
-    for (size_t a = 0; a < nm; ++a)
-        for (size_t b = 0; b < nm; ++b)
-            fr[a * nm + b] = m->friction[a][b];
-    gf_h5_dset_write(f, g, "friction", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm, fr,
-                     "1", "friction coefficient of each pair of materials (symmetric)");
-    for (size_t a = 0; a < nm; ++a)
-        for (size_t b = 0; b < nm; ++b)
-            fr[a * nm + b] = m->restitution[a][b];
-    gf_h5_dset_write(f, g, "restitution", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm,
-                     fr, "1",
-                     "Newton's coefficient of restitution of each pair of materials (symmetric)");
-    for (size_t a = 0; a < nm; ++a)
-        for (size_t b = 0; b < nm; ++b)
-            fr[a * nm + b] = m->cohesion[a][b];
-    gf_h5_dset_write(f, g, "cohesion", H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm, fr,
-                     "N", "the pull a touching contact point of each pair of materials can hold");
+    /* the laws of every pair: symmetric nm x nm tables */
+    const struct {
+        const char *name, *unit, *what;
+        const double (*table)[GF_MAX_MATERIALS];
+    } laws[] = {
+        {"friction", "1", "friction coefficient of each pair of materials (symmetric)",
+         m->friction},
+        {"restitution", "1",
+         "Newton's coefficient of restitution of each pair of materials (symmetric)",
+         m->restitution},
+        {"cohesion", "N", "the pull a touching contact point of each pair of materials can hold",
+         m->cohesion},
+        {"rolling_friction", "1",
+         "rolling resistance of each pair of materials: the rolling torque is at most this times "
+         "r1 r2 / (r1 + r2) times the normal force (symmetric)",
+         m->rolling},
+        {"twisting_friction", "1",
+         "twisting resistance of each pair of materials: the twisting torque is at most this "
+         "times r1 r2 / (r1 + r2) times the normal force (symmetric)",
+         m->twisting},
+    };
+    for (size_t l = 0; l < sizeof laws / sizeof laws[0]; ++l) {
+        double fr[GF_MAX_MATERIALS * GF_MAX_MATERIALS];
+        for (size_t a = 0; a < nm; ++a)
+            for (size_t b = 0; b < nm; ++b)
+                fr[a * nm + b] = laws[l].table[a][b];
+        gf_h5_dset_write(f, g, laws[l].name, H5T_NATIVE_DOUBLE, (int)(nm > 0 ? nm : 1), mine, 0, nm,
+                         fr, laws[l].unit, laws[l].what);
+    }
     if (g >= 0)
         gf_h5_attr_write(f, g, "restitution_velocity", H5T_NATIVE_DOUBLE, 1,
                          &m->restitution_velocity);

@@ -534,3 +534,73 @@ void gf_contact_solve_maxdiss(const double A[9], const double b[3], double mu, d
 void gf_contact_solve_coulomb(const double A[9], const double b[3], double mu, double x[3]) {
     (void)gf_contact_kernel_coulomb(A, b, mu, x);
 }
+
+/* c / e, where a zero component needs no division (e may then be 0). */
+static inline double share(double c, double e) {
+    return c == 0.0 ? 0.0 : c / e;
+}
+
+/* Isotropic M (spheres, cubes): g / m projected onto the disc. Otherwise, in M's eigenbasis
+ * (e1 <= e2, components c1, c2 of g), M^-1 g where that lies in the disc, else x(a) =
+ * (M + a I)^-1 g on its circle: the root a > 0 of 1/|x(a)| = 1/R, which is increasing and
+ * concave in a (Moré and Sorensen 1983), so Newton's steps from its left approach it
+ * monotonically; a bisection guards the first. */
+void gf_contact_kernel_disc(const double M[3], const double g[2], double R, double x[2]) {
+    x[0] = x[1] = 0.0;
+    const double gg = hypot(g[0], g[1]);
+    const double h = 0.5 * (M[0] - M[2]), mid = 0.5 * (M[0] + M[2]), rad = hypot(h, M[1]);
+    if (!(R > 0.0) || gg == 0.0 || !(mid > 0.0))
+        return;
+    if (rad == 0.0) {
+        double f = gg / mid > R ? R / gg : 1.0 / mid;
+        x[0] = f * g[0];
+        x[1] = f * g[1];
+        return;
+    }
+    const double e1 = mid - rad, e2 = mid + rad;
+    /* e2's eigenvector, from the better conditioned of the two forms */
+    double q2[2] = {h + rad, M[1]};
+    if (h < 0.0) {
+        q2[0] = M[1];
+        q2[1] = rad - h;
+    }
+    const double len = hypot(q2[0], q2[1]);
+    q2[0] /= len;
+    q2[1] /= len;
+    const double q1[2] = {-q2[1], q2[0]};
+    const double c1 = q1[0] * g[0] + q1[1] * g[1], c2 = q2[0] * g[0] + q2[1] * g[1];
+    /* |x(a)| falls with a: |g| / (e2 + a) <= |x(a)| <= |g| / (e1 + a) brackets the root */
+    double lo = fmax(0.0, gg / R - e2), hi = fmax(lo, gg / R - e1), a = lo;
+    double y1 = share(c1, e1 + lo), y2 = share(c2, e2 + lo);
+    if (!(hypot(y1, y2) > R)) { /* at a = lo (0, or the root) inside: the answer */
+        x[0] = y1 * q1[0] + y2 * q2[0];
+        x[1] = y1 * q1[1] + y2 * q2[1];
+        return;
+    }
+    for (int it = 0; it < 100 && hi > lo; ++it) {
+        y1 = share(c1, e1 + a);
+        y2 = share(c2, e2 + a);
+        double n2 = y1 * y1 + y2 * y2, psi = 1.0 / sqrt(n2) - 1.0 / R;
+        if (psi < 0.0)
+            lo = a;
+        else
+            hi = a;
+        if (psi == 0.0)
+            break;
+        /* psi' = (y1^2 / (e1 + a) + y2^2 / (e2 + a)) / |x|^3 */
+        double dpsi = (share(y1 * y1, e1 + a) + share(y2 * y2, e2 + a)) / (n2 * sqrt(n2));
+        double next = a - psi / dpsi;
+        if (!(next > lo && next < hi))
+            next = 0.5 * (lo + hi);
+        if (next == a)
+            break;
+        a = next;
+    }
+    y1 = share(c1, e1 + a);
+    y2 = share(c2, e2 + a);
+    x[0] = y1 * q1[0] + y2 * q2[0];
+    x[1] = y1 * q1[1] + y2 * q2[1];
+    double f = R / hypot(x[0], x[1]); /* on the circle, to rounding */
+    x[0] *= f;
+    x[1] *= f;
+}

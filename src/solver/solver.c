@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "granflow/contact_kernel.h"
 #include "granflow/manifold_kernel.h"
 #include "core/vec.h"
 
@@ -138,6 +139,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->part_of);
     free(s->dl);
     free(s->kappa);
+    free(s->resist);
+    free(s->dtau);
     free(s->edge);
     free(s->snap);
     free(s->saved);
@@ -232,6 +235,52 @@ static gf_status joint_blocks(gf_solver *s, const gf_particles *p, const gf_cont
     return GF_OK;
 }
 
+/* The torque blocks of rolling and twisting resistance (gf_solver_resist), where the contacts
+ * have it; their impulses and the geometry's turning are the solve's. */
+static gf_status resist_blocks(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
+    s->resistive = c->resistive;
+    if (!s->resistive)
+        return GF_OK;
+    GF_TRY(gf_reserve((void **)&s->resist, &s->capresist, c->count, sizeof *s->resist));
+    for (size_t j = 0; j < c->count; ++j) {
+        gf_solver_resist *r = &s->resist[j];
+        memset(r, 0, sizeof *r);
+        r->roll = c->roll[j];
+        r->twist = c->twist[j];
+        int32_t a = c->i1[j], b = c->i2[j];
+        double ra = p->radius[a], rb = b >= 0 ? p->radius[b] : 0.0;
+        r->reach = b >= 0 ? ra * rb / (ra + rb) : ra;
+        const double e[3][3] = {{c->n[0][j], c->n[1][j], c->n[2][j]},
+                                {c->t[0][j], c->t[1][j], c->t[2][j]},
+                                {c->o[0][j], c->o[1][j], c->o[2][j]}};
+        double I1[6], I2[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        gf_particles_inv_inertia_world(p, (size_t)a, I1);
+        if (b >= 0)
+            gf_particles_inv_inertia_world(p, (size_t)b, I2);
+        for (int k = 0; k < 3; ++k) {
+            sym_mul(I1, e[k], r->W1[k]);
+            sym_mul(I2, e[k], r->W2[k]);
+        }
+        if (isotropic(p, (size_t)a) && (b < 0 || isotropic(p, (size_t)b))) {
+            /* exactly isotropic (spheres, cubes): the block's closed form applies */
+            r->B[0] = r->B[3] = r->B[5] =
+                p->inv_inertia[0][a] + (b >= 0 ? p->inv_inertia[0][b] : 0.0);
+        } else {
+            int idx = 0;
+            for (int k = 0; k < 3; ++k)
+                for (int l = k; l < 3; ++l)
+                    r->B[idx++] = gf_dot(e[k], r->W1[l]) + gf_dot(e[k], r->W2[l]);
+        }
+        if (!(isfinite(r->B[0] + r->B[3] + r->B[5]) && r->roll >= 0.0 && r->twist >= 0.0))
+            return GF_ERROR(GF_ERR_NUMERIC,
+                            "contact between particles %lld and %lld: its torque block is invalid "
+                            "(B = %g %g %g, rolling bound %g m, twisting bound %g m)",
+                            (long long)p->id[a], b >= 0 ? (long long)p->id[b] : (long long)b,
+                            r->B[0], r->B[3], r->B[5], r->roll, r->twist);
+    }
+    return GF_OK;
+}
+
 gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contacts *c) {
     size_t nb = p->n_local + p->n_ghost;
     GF_TRY(gf_reserve((void **)&s->body, &s->capb, nb + GF_MAX_BODIES, sizeof *s->body));
@@ -301,6 +350,7 @@ gf_status gf_solver_prepare(gf_solver *s, const gf_particles *p, const gf_contac
         r->inv_an = 1.0 / an;
         r->inv_at = 1.0 / at;
     }
+    GF_TRY(resist_blocks(s, p, c));
     return joint_blocks(s, p, c);
 }
 
@@ -642,6 +692,101 @@ static inline void keep_before_change(gf_solver *s, int32_t i) {
     s->saved[s->nsaved++] = i;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Rolling and twisting resistance (docs/physics.md, "Rolling and twisting resistance")        */
+
+/* The relative angular velocity w1 - w2 of contact k's bodies (less a turning mesh's), in its
+ * frame (n, t, o). */
+static inline void spin(const gf_solver *s, const gf_solver_contact *k, const gf_solver_resist *r,
+                        double W[3]) {
+    const double *w1 = s->body[k->b1].w, *w2 = s->body[k->b2].w;
+    double o[3], dw[3];
+    gf_cross(k->n, k->t, o);
+    for (int d = 0; d < 3; ++d)
+        dw[d] = w1[d] - w2[d] - r->w0[d];
+    W[0] = gf_dot(dw, k->n);
+    W[1] = gf_dot(dw, k->t);
+    W[2] = gf_dot(dw, o);
+}
+
+/* Applies the torque impulse change d (components about n, t, o) of contact k to its bodies. */
+static inline void apply_torque(gf_solver *s, const gf_solver_contact *k, const gf_solver_resist *r,
+                                const double d[3]) {
+    if (s->measuring) {
+        keep_before_change(s, k->b1);
+        keep_before_change(s, k->b2);
+    }
+    gf_solver_body *b1 = &s->body[k->b1], *b2 = &s->body[k->b2];
+    for (int m = 0; m < 3; ++m) {
+        b1->w[m] += d[0] * r->W1[0][m] + d[1] * r->W1[1][m] + d[2] * r->W1[2][m];
+        b2->w[m] -= d[0] * r->W2[0][m] + d[1] * r->W2[1][m] + d[2] * r->W2[2][m];
+    }
+}
+
+/* The new rolling torque (t, o) and twisting torque (n) of a torque block under the normal load
+ * `load` (the normal impulse, with cohesion's pull), from the spin W: each part's exact
+ * minimiser of the relative rotational energy given the other (the maximum-dissipation torque
+ * within its bound). */
+static inline void roll_target(const gf_solver_resist *r, const double W[3], double load,
+                               double x[3]) {
+    const double M[3] = {r->B[3], r->B[4], r->B[5]};
+    const double g[2] = {M[0] * r->tau[1] + M[1] * r->tau[2] - W[1],
+                         M[1] * r->tau[1] + M[2] * r->tau[2] - W[2]};
+    gf_contact_kernel_disc(M, g, r->roll * load, x + 1);
+}
+
+static inline double twist_target(const gf_solver_resist *r, const double W[3], double load) {
+    const double S = r->twist * load;
+    if (!(S > 0.0) || !(r->B[0] > 0.0))
+        return 0.0;
+    double x = r->tau[0] - W[0] / r->B[0];
+    return x > S ? S : (x < -S ? -S : x);
+}
+
+/* The load of contact k: its normal impulse plus cohesion's pull, not below 0. */
+static inline double resist_load(const gf_solver *s, const gf_solver_contact *k, double ln) {
+    double load = ln + (s->cohesive ? s->kappa[k->contact] : 0.0);
+    return load > 0.0 ? load : 0.0;
+}
+
+/* Gauss-Seidel: contact k's torque block after its force block, rolling then twisting, each
+ * from the velocities the other left (update weight wgt). Returns whether anything changed. */
+static int resist_block(gf_solver *s, const gf_solver_contact *k, double wgt) {
+    gf_solver_resist *r = &s->resist[k->contact];
+    const double load = resist_load(s, k, k->lambda[0]);
+    int changed = 0;
+    double W[3], x[3];
+    if (r->roll > 0.0 || r->tau[1] != 0.0 || r->tau[2] != 0.0) {
+        spin(s, k, r, W);
+        roll_target(r, W, load, x);
+        double d[3] = {0.0, wgt * (x[1] - r->tau[1]), wgt * (x[2] - r->tau[2])};
+        if (d[1] != 0.0 || d[2] != 0.0) {
+            r->tau[1] += d[1];
+            r->tau[2] += d[2];
+            apply_torque(s, k, r, d);
+            changed = 1;
+        }
+    }
+    if (r->twist > 0.0 || r->tau[0] != 0.0) {
+        spin(s, k, r, W);
+        double d[3] = {wgt * (twist_target(r, W, load) - r->tau[0]), 0.0, 0.0};
+        if (d[0] != 0.0) {
+            r->tau[0] += d[0];
+            apply_torque(s, k, r, d);
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+/* Whether contact k's torque impulse is zero (or it has none). */
+static inline int torque_free(const gf_solver *s, const gf_solver_contact *k) {
+    if (!s->resistive)
+        return 1;
+    const double *t = s->resist[k->contact].tau;
+    return t[0] == 0.0 && t[1] == 0.0 && t[2] == 0.0;
+}
+
 /* Body records -> particle arrays, for the listed records or all (list NULL). */
 static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32_t *list,
                                 size_t n) {
@@ -748,6 +893,12 @@ static double reference_velocity(const gf_solver *s) {
         double u[3];
         relative_velocity(s, k, u);
         double v = sqrt(gf_dot(u, u)) + (k->bias < 0.0 ? -k->bias : 0.0);
+        if (s->resistive) { /* the rolling and twisting speeds the torques stop */
+            const gf_solver_resist *r = &s->resist[k->contact];
+            double W[3];
+            spin(s, k, r, W);
+            v += r->reach * sqrt(gf_dot(W, W));
+        }
         vref = v > vref ? v : vref;
     }
     return vref;
@@ -843,8 +994,22 @@ static inline void add_change(gf_solver *s, gf_solver_contact *k, const double d
     *top = v > *top ? v : *top;
 }
 
+/* After a Gauss-Seidel block at record q of `points` records: a block that changed nothing is
+ * skipped until a body changes; a change marks its bodies. */
+static void settle(gf_solver *s, size_t q, int points, int changed) {
+    if (!changed) {
+        s->seen[q] = s->tick;
+        return;
+    }
+    for (int i = 0; i < points; ++i) {
+        const gf_solver_contact *k = &s->rec[q + (size_t)i];
+        s->stamp[k->b1] = s->stamp[k->b2] = s->tick;
+    }
+    ++s->tick;
+}
+
 /* Applies the new impulses x of the joint block of `points` records at q (Gauss-Seidel: the
- * bodies change at once); *top collects A_nn |lambda|. */
+ * bodies change at once), then the points' torque blocks; *top collects A_nn |lambda|. */
 static void joint_update(gf_solver *s, size_t q, int points, const double *x, double *top) {
     const double wgt = update_weight(s, &s->rec[q]); /* one pair of bodies */
     int changed = 0;
@@ -859,15 +1024,9 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
         add_change(s, k, d, top);
     }
     s->blocks += points;
-    if (!changed) {
-        s->seen[q] = s->tick; /* nothing changed: skipped until a body changes */
-        return;
-    }
-    for (int i = 0; i < points; ++i) {
-        const gf_solver_contact *k = &s->rec[q + (size_t)i];
-        s->stamp[k->b1] = s->stamp[k->b2] = s->tick;
-    }
-    ++s->tick;
+    for (int i = 0; i < points && s->resistive; ++i)
+        changed |= resist_block(s, &s->rec[q + (size_t)i], wgt);
+    settle(s, q, points, changed);
 }
 
 /* Over-relaxation of a one-point block (Solver.over_relaxation = omega): its new impulse x
@@ -922,13 +1081,18 @@ static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const g
     const double wgt = update_weight(s, k);
     double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                    wgt * (x[2] - k->lambda[2])};
-    if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) {
+    int changed = d[0] != 0.0 || d[1] != 0.0 || d[2] != 0.0;
+    if (changed)
+        add_change(s, k, d, top);
+    if (s->resistive)
+        changed |= resist_block(s, k, wgt);
+    if (!changed) {
         s->seen[q] = s->tick; /* a separating contact stays open: nothing changes */
-        if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0)
+        if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0 &&
+            torque_free(s, k))
             open_slack(s, k, q, u[0]);
         return GF_OK;
     }
-    add_change(s, k, d, top);
     s->stamp[k->b1] = s->stamp[k->b2] = s->tick++;
     return GF_OK;
 }
@@ -980,9 +1144,28 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
     }
     if (!isfinite(sum))
         return non_finite(s, p, c);
+    /* The torque blocks from the same velocities, under their contacts' new normal impulses. */
+    for (size_t q = 0; q < s->ncontact && s->resistive; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        gf_solver_resist *r = &s->resist[k->contact];
+        double W[3], x[3];
+        spin(s, k, r, W);
+        double load = resist_load(s, k, k->lambda[0] + s->dl[3 * q]);
+        roll_target(r, W, load, x);
+        x[0] = twist_target(r, W, load);
+        for (int m = 0; m < 3; ++m)
+            s->dtau[3 * q + (size_t)m] = relax * (x[m] - r->tau[m]);
+    }
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
         add_change(s, k, s->dl + 3 * q, scale);
+        if (s->resistive) {
+            gf_solver_resist *r = &s->resist[k->contact];
+            const double *d = s->dtau + 3 * q;
+            for (int m = 0; m < 3; ++m)
+                r->tau[m] += d[m];
+            apply_torque(s, k, r, d);
+        }
     }
     return GF_OK;
 }
@@ -1061,6 +1244,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
         const gf_solver_contact *k = &s->rec[q];
         if (k->lambda[0] != 0.0 || k->lambda[1] != 0.0 || k->lambda[2] != 0.0)
             apply_change(s, k, k->lambda);
+        if (!torque_free(s, k))
+            apply_torque(s, k, &s->resist[k->contact], s->resist[k->contact].tau);
     }
     if (parallel)
         GF_TRY(sync_bodies(s, p, comm));
@@ -1236,6 +1421,8 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     }
     if (s->prm.mode == GF_SWEEP_JACOBI)
         GF_TRY(gf_reserve((void **)&s->dl, &s->capdl, c->count, 3 * sizeof *s->dl));
+    if (s->prm.mode == GF_SWEEP_JACOBI && s->resistive)
+        GF_TRY(gf_reserve((void **)&s->dtau, &s->capdtau, c->count, 3 * sizeof *s->dtau));
     /* The step's part of the records: bodies, geometry motion, impulses, gap terms. */
     size_t nb = s->nrec;
     for (size_t r = 0; r < nb; ++r) {
@@ -1272,6 +1459,13 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
             s->kappa[j] = c->gap[j] <= touch ? c->coh[j] * dt : 0.0;
         }
     }
+    for (size_t j = 0; j < c->count && s->resistive; ++j) {
+        gf_solver_resist *r = &s->resist[j];
+        for (int m = 0; m < 3; ++m)
+            r->tau[m] = c->tau[m][j];
+        if (c->i2[j] < 0)
+            gf_walls_angular_velocity(w, -1 - c->i2[j], r->w0);
+    }
     gf_status st = iterate(s, p, c, comm, n_interior, applied, res);
     for (size_t q = 0; q < c->count; ++q) {
         const gf_solver_contact *k = &s->rec[q];
@@ -1279,6 +1473,9 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         for (int m = 0; m < 3; ++m)
             c->lambda[m][j] = k->lambda[m];
     }
+    for (size_t j = 0; j < c->count && s->resistive; ++j)
+        for (int m = 0; m < 3; ++m)
+            c->tau[m][j] = s->resist[j].tau[m];
     bodies_to_particles(s, p, NULL, nb);
     return st;
 }

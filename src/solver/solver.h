@@ -178,6 +178,20 @@ typedef struct {
                           rest of the solve */
 } gf_solver_general;
 
+/* The torque block of a contact with rolling or twisting resistance (docs/physics.md, "Rolling
+ * and twisting resistance"), by contact index. The torque impulse tau (components about n, t, o)
+ * acts on body 1 and minus it on body 2; W1[k] and W2[k] are the bodies' world inverse inertia
+ * times e_k (e = n, t, o; zero for the geometry), B the block's Delassus matrix e_k . (W1[l] +
+ * W2[l]) (nn, nt, no, tt, to, oo), w0 the angular velocity of a turning mesh (else 0). */
+typedef struct {
+    double tau[3];
+    double roll, twist; /* the bounds per unit normal impulse (m) */
+    double reach;       /* r1 r2 / (r1 + r2): the rolling speed of a spin |w| is reach |w| */
+    double W1[3][3], W2[3][3];
+    double B[6];
+    double w0[3];
+} gf_solver_resist;
+
 typedef struct {
     gf_solver_params prm;
     gf_contact_kernel_fn kernel; /* of the general blocks */
@@ -233,6 +247,14 @@ typedef struct {
     int cohesive;
     double *kappa;
     size_t capkappa;
+    /* Rolling and twisting resistance, where `resistive` (gf_contacts.resistive): each
+     * contact's torque block, solved after its force block in the same visit; dtau the pending
+     * torque changes of a Jacobi sweep. */
+    int resistive;
+    gf_solver_resist *resist;
+    size_t capresist;
+    double *dtau;
+    size_t capdtau;
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
