@@ -554,11 +554,14 @@ static void test_skin_same(void **state) {
     }
 }
 
-/* Spheres rolling on a floor, periodic along x, with friction, rolling and twisting resistance,
- * crossing the cuts between ranks again and again: each floor contact holds a torque, whose
- * warm-start entry travels with its sphere. A few warm-started Jacobi sweeps per step depend on
- * that starting guess, so the trajectories equal the serial ones (to the order of sums) only if
- * every entry arrives whole. */
+/* Spheres rolling on a floor at different speeds, periodic along x, with friction, rolling and
+ * twisting resistance, crossing the cuts between ranks again and again and catching up with each
+ * other: each floor contact holds a torque, whose warm-start entry travels with its sphere. A few
+ * warm-started Jacobi sweeps per step depend on that starting guess, so the trajectories equal
+ * the one-rank ones (to the order of sums) only if every entry arrives whole, and only if the
+ * near pairs promoted after a solve see the same velocities on one rank, where a sphere's
+ * periodic image is a copy on the same rank, as on several (they saw the image's velocity from
+ * before the solve: 0.03 m/s apart after 300 steps). */
 static void rolling_spheres(gf_sim *sim, const gf_par *par) {
     GF_ASSERT_OK(gf_sim_init(sim, par));
     const double lo[3] = {0, 0, 0}, hi[3] = {0.2, 0.1, 0.05};
@@ -585,19 +588,17 @@ static void rolling_spheres(gf_sim *sim, const gf_par *par) {
     const double r = 0.005;
     uint64_t rng = 3;
     int64_t id = 0;
-    for (int j = 0; j < 6; ++j) {
-        const double v = gf_test_uniform(&rng, 0.3, 0.6); /* one per row: no collisions */
+    for (int j = 0; j < 6; ++j)
         for (int i = 0; i < 12; ++i) {
             gf_particle rec;
             double x[3] = {0.008 + 0.016 * i, 0.01 + 0.016 * j, r};
             gf_particle_make_sphere(&rec, id++, x, r, 2500, 0);
-            rec.v[0] = v;
+            rec.v[0] = gf_test_uniform(&rng, 0.3, 0.6);
             rec.w[1] = rec.v[0] / r;
             rec.w[2] = gf_test_uniform(&rng, -20.0, 20.0);
             if (gf_decomp_owns(&sim->xch.decomp, x))
                 GF_ASSERT_OK(gf_particles_add(&sim->particles, &rec));
         }
-    }
     sim->expected_particles = id;
 }
 
@@ -629,10 +630,10 @@ static void test_rolling_across_ranks(void **state) {
             }
             slowed = fmax(slowed, fabs(ref[i].w[2]));
         }
-        if (worst > 1e-12)
+        if (worst > 1e-10)
             fail_msg("rolling spheres on %d ranks differ from serial by %g m/s", P.size, worst);
-        /* the twisting torque stopped every spin (20 rad/s at most, 2.5 mu_s g / r = 245 / s^2),
-         * to the accuracy of three relaxed sweeps per step */
+        /* the twisting torque stopped every spin (20 rad/s at most, 2.5 mu_s g / r = 245 /
+         * s^2), to the accuracy of three relaxed sweeps per step */
         if (!(slowed < 1e-2))
             fail_msg("a sphere still spins at %g rad/s", slowed);
         free(ref);

@@ -800,6 +800,24 @@ static void bodies_to_particles(const gf_solver *s, gf_particles *p, const int32
     }
 }
 
+/* Every copy of a body on this rank (a periodic image of an owned particle, or of a ghost) takes
+ * the velocities of its slot, which the records were written to: what follows the solve (the
+ * promotion of near pairs) must see one velocity per body, as it would with the copies on
+ * different ranks. */
+static void copies_from_slots(gf_particles *p, const gf_solver_comm *comm) {
+    if (!comm || !comm->slot)
+        return;
+    for (size_t i = 0; i < comm->nslot; ++i) {
+        size_t k = (size_t)comm->slot[i];
+        if (k == i)
+            continue;
+        for (int d = 0; d < 3; ++d) {
+            p->v[d][i] = p->v[d][k];
+            p->w[d][i] = p->w[d][k];
+        }
+    }
+}
+
 /* The synchronised velocities into the records. Only a record whose velocities changed (in any
  * bit) counts as changed: its blocks are solved again, and an owned one is kept first in a
  * measured sweep; the others' blocks may still be skipped (late in a solve most bodies near
@@ -1477,6 +1495,7 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         for (int m = 0; m < 3; ++m)
             c->tau[m][j] = s->resist[j].tau[m];
     bodies_to_particles(s, p, NULL, nb);
+    copies_from_slots(p, comm);
     return st;
 }
 
