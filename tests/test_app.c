@@ -630,6 +630,18 @@ static void test_channel(void **state) {
     snprintf(args, sizeof args, "%s/configs/demo.cfg --check '-Lattice.count=<1e7,1e7,1e7>'",
              GF_SOURCE_DIR);
     expect(args, 0, "is 1e+21 particles, more than granflow places", NULL);
+    /* A lattice of 1e10 sites, within the limit: --check does not place it (that took minutes
+     * and gigabytes) and --dry-run counts it axis by axis (in seconds). */
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg --check '-Domain.max=<25,25,30>' "
+             "'-Lattice.count=<2000,2000,2500>'",
+             GF_SOURCE_DIR);
+    expect(args, 1, "Lattice: 10000000000 sites not placed by --check", "0 particles, 6 walls");
+    snprintf(args, sizeof args,
+             "%s/configs/demo.cfg --dry-run --ranks 640 '-Domain.max=<25,25,30>' "
+             "'-Lattice.count=<2000,2000,2500>'",
+             GF_SOURCE_DIR);
+    expect(args, 1, "initial lattice: at most 10000000000 particles", "counted by axis");
     snprintf(args, sizeof args,
              "%s/configs/channel.cfg --dry-run --ranks 640 -Inflow.radius=1e-9 "
              "-Inflow.spacing=2e-9 -Inflow.reset_distance=1e-3",

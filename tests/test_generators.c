@@ -417,8 +417,10 @@ static void test_lattice_rank_independent(void **state) {
             int64_t sk;
             GF_ASSERT_OK(gf_lattice_generate(&l, &s.m, &s.w, &d, &p, &sk));
             assert_int_equal(sk, skipped);
+            int bound = 1;
             if (r == 0)
-                gf_lattice_count_owners(&l, &s.m, &s.w, &d, counts);
+                GF_ASSERT_OK(gf_lattice_count_owners(&l, &s.m, &s.w, &d, counts, &bound));
+            assert_true(r > 0 || bound == 0); /* a small lattice: site by site, exact */
             assert_int_equal(counts[r], (int64_t)p.n_local);
             for (size_t i = 0; i < p.n_local; ++i) {
                 assert_true(n < serial.n_local);
@@ -519,12 +521,62 @@ static void test_inflow_shapes(void **state) {
     }
 }
 
+/* A lattice of more sites than dry runs visit one by one is counted per rank axis by axis: the
+ * same counts as a visit of every site (no walls cut into it), on a decomposition with unequal
+ * cells. */
+static void test_large_lattice_counted_by_axis(void **state) {
+    (void)state;
+    const int dims[3] = {3, 2, 2}, nr = 12, per[3] = {0, 0, 0};
+    const double lo[3] = {0, 0, 0}, hi[3] = {1.0, 1.0, 1.0};
+    gf_lattice l;
+    memset(&l, 0, sizeof l);
+    l.enabled = 1;
+    l.count[0] = 300;
+    l.count[1] = 230;
+    l.count[2] = 210; /* 1.45e7 sites */
+    l.spacing = 0.0033;
+    l.radius = 0.001;
+    for (int a = 0; a < 3; ++a)
+        l.origin[a] = 0.002;
+    assert_true((double)gf_lattice_size(&l) > GF_LATTICE_VISIT);
+    gf_decomp d;
+    const int coords[3] = {0, 0, 0};
+    gf_decomp_setup(&d, dims, per, coords, lo, hi);
+    d.rank_of = malloc(nr * sizeof *d.rank_of);
+    for (int c = 0; c < nr; ++c)
+        d.rank_of[c] = (7 * c) % nr; /* any numbering of the cells */
+    int64_t got[12] = {0}, want[12] = {0};
+    int bound = 0;
+    gf_materials m;
+    gf_materials_init(&m);
+    gf_walls w;
+    gf_walls_init(&w);
+    GF_ASSERT_OK(gf_lattice_count_owners(&l, &m, &w, &d, got, &bound));
+    assert_int_equal(bound, 1);
+    for (long k = 0; k < l.count[2]; ++k)
+        for (long j = 0; j < l.count[1]; ++j)
+            for (long i = 0; i < l.count[0]; ++i) {
+                const double x[3] = {l.origin[0] + (double)i * l.spacing,
+                                     l.origin[1] + (double)j * l.spacing,
+                                     l.origin[2] + (double)k * l.spacing};
+                want[gf_decomp_owner(&d, x)]++;
+            }
+    for (int r = 0; r < nr; ++r)
+        assert_int_equal(got[r], want[r]);
+    free(d.rank_of);
+    gf_walls_free(&w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_normal_quantile),     cmocka_unit_test(test_random_orientations),
-        cmocka_unit_test(test_size_laws),           cmocka_unit_test(test_lattice_never_overlaps),
-        cmocka_unit_test(test_aligned_boxes_touch), cmocka_unit_test(test_lattice_rank_independent),
+        cmocka_unit_test(test_normal_quantile),
+        cmocka_unit_test(test_random_orientations),
+        cmocka_unit_test(test_size_laws),
+        cmocka_unit_test(test_lattice_never_overlaps),
+        cmocka_unit_test(test_aligned_boxes_touch),
+        cmocka_unit_test(test_lattice_rank_independent),
         cmocka_unit_test(test_inflow_shapes),
+        cmocka_unit_test(test_large_lattice_counted_by_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

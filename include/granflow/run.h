@@ -27,7 +27,7 @@ typedef struct gf_run gf_run;
 
 /* The version of this interface (the functions below and gf_run_options): a binding loaded at run
  * time (Python's granflow.Simulation over libgranflow.so) checks it. */
-#define GF_RUN_API 1
+#define GF_RUN_API 2
 int gf_run_api(void);
 
 typedef struct {
@@ -37,6 +37,8 @@ typedef struct {
     const char *restart; /* a checkpoint to continue from, or NULL */
     int restart_force;   /* continue even if the configuration differs (warned) */
     int quiet;           /* no effective configuration and start lines on rank 0 */
+    int check;           /* only to check the configuration (granflow --check): a lattice of more
+                            than 1e7 sites is not placed (--dry-run estimates it) */
 } gf_run_options;
 
 /* Reads, checks and sets up the configuration (and restarts from the checkpoint if asked);

@@ -44,7 +44,8 @@ static void usage(void) {
         "  granflow demo.cfg -Time.steps=500 -Solver.model=coulomb\n"
         "\n"
         "options:\n"
-        "  --check      read and validate the configuration, print it, and stop\n"
+        "  --check      read and validate the configuration, print it, and stop (a lattice of\n"
+        "               more than 1e7 sites is not placed: --dry-run estimates it per rank)\n"
         "  --restart F  continue from the checkpoint F (any rank count); the configuration must\n"
         "               match the checkpoint's except the keys that may change at a restart:\n"
         "               %s\n"
@@ -166,7 +167,8 @@ int main(int argc, char **argv) {
                          .overrides = (const char *const *)o.overrides,
                          .noverrides = o.noverrides,
                          .restart = o.restart,
-                         .restart_force = o.restart_force};
+                         .restart_force = o.restart_force,
+                         .check = o.check_only};
     if (o.dry_run) {
         int failed = gf_par_conclude(&par, gf_run_dry(&ro, o.dry_ranks), 1);
         gf_par_finalize();

@@ -56,6 +56,7 @@ static gf_status load_config(const gf_par *par, const gf_run_options *o, gf_conf
 
 /* The configuration into the simulation and the observers; every key must be used. */
 static gf_status configure(gf_run *r, const gf_run_options *o) {
+    r->sim.check_only = o->check;
     gf_status st = gf_sim_configure(&r->sim, r->cfg, o->restart == NULL);
     if (st == GF_OK)
         st = gf_observers_configure(&r->obs, gf_config_root(r->cfg), &r->sim);

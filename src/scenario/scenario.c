@@ -148,16 +148,49 @@ static int site_blocked(const gf_lattice *l, const gf_materials *m, const gf_wal
                 }                                                                                  \
     } while (0)
 
-void gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
-                             const gf_decomp *decomp, int64_t *counts) {
+/* A large lattice's sites per owner without visiting them: the cuts are planes normal to the
+ * axes, so a site's cell along an axis depends on its coordinate there alone. The sites of each
+ * axis are counted per cell, and each cell of the decomposition holds the product of its three
+ * counts. Sites in walls and obstacles count too. */
+static gf_status count_owners_by_axis(const gf_lattice *l, const gf_decomp *decomp,
+                                      int64_t *counts) {
+    int64_t *per[3] = {NULL, NULL, NULL};
+    for (int a = 0; a < 3; ++a) {
+        per[a] = gf_calloc((size_t)decomp->dims[a], sizeof *per[a]);
+        if (!per[a]) {
+            for (int b = 0; b < a; ++b)
+                free(per[b]);
+            return gf_error_status();
+        }
+        for (long i = 0; i < l->count[a]; ++i)
+            per[a][gf_decomp_coord(decomp, a, l->origin[a] + (double)i * l->spacing)]++;
+    }
+    for (int z = 0; z < decomp->dims[2]; ++z)
+        for (int y = 0; y < decomp->dims[1]; ++y)
+            for (int x = 0; x < decomp->dims[0]; ++x)
+                counts[decomp->rank_of[(z * decomp->dims[1] + y) * decomp->dims[0] + x]] +=
+                    per[0][x] * per[1][y] * per[2][z];
+    for (int a = 0; a < 3; ++a)
+        free(per[a]);
+    return GF_OK;
+}
+
+gf_status gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
+                                  const gf_decomp *decomp, int64_t *counts, int *bound) {
+    *bound = 0;
     if (!l->enabled)
-        return;
+        return GF_OK;
+    if ((double)gf_lattice_size(l) > GF_LATTICE_VISIT) {
+        *bound = 1;
+        return count_owners_by_axis(l, decomp, counts);
+    }
     const uint64_t key = mix_key(l->seed, 0);
     FOR_LATTICE(l, m, w, key, x, index, rec, drawn, {
         (void)index;
         (void)drawn;
         counts[gf_decomp_owner(decomp, x)]++;
     });
+    return GF_OK;
 }
 
 gf_status gf_lattice_generate(const gf_lattice *l, const gf_materials *m, const gf_walls *w,

@@ -51,9 +51,15 @@ gf_status gf_lattice_configure(gf_lattice *l, gf_config_block *root, const gf_ma
 
 int64_t gf_lattice_size(const gf_lattice *l);
 
-/* Adds to counts[rank] the lattice particles each rank of `decomp` would own (dry runs). */
-void gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
-                             const gf_decomp *decomp, int64_t *counts);
+/* Lattices of up to this many sites are counted site by site in dry runs. */
+#define GF_LATTICE_VISIT 1e7
+
+/* Adds to counts[rank] the lattice particles each rank of `decomp` would own (dry runs). A
+ * lattice of more than GF_LATTICE_VISIT sites is counted axis by axis in O(count[0] + count[1] +
+ * count[2]) instead of visiting its sites: its sites in walls and obstacles then count too, and
+ * *bound says the counts are upper bounds. */
+gf_status gf_lattice_count_owners(const gf_lattice *l, const gf_materials *m, const gf_walls *w,
+                                  const gf_decomp *decomp, int64_t *counts, int *bound);
 
 /* Adds the lattice particles this rank owns (all of them when decomp is NULL). Particles that
  * would overlap a wall or an obstacle are left out (their ids stay unused); *skipped is their

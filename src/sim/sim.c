@@ -278,10 +278,17 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     lat.first_id = sim->next_id;
     sim->next_id += gf_lattice_size(&lat);
     int64_t skipped = 0;
+    if (sim->check_only && (double)gf_lattice_size(&lat) > GF_LATTICE_VISIT) {
+        /* placing it would take minutes and gigabytes and check nothing more */
+        gf_log_info("Lattice: %lld sites not placed by --check (more than %.0e); --dry-run "
+                    "estimates their memory per rank",
+                    (long long)gf_lattice_size(&lat), GF_LATTICE_VISIT);
+        lat.enabled = 0;
+    }
     GF_TRY(gf_lattice_generate(&lat, &sim->materials, &sim->walls,
                                sim->distributed ? &sim->xch.decomp : NULL, &sim->particles,
                                &skipped));
-    sim->expected_particles += gf_lattice_size(&lat) - skipped;
+    sim->expected_particles += lat.enabled ? gf_lattice_size(&lat) - skipped : 0;
     if (skipped > 0)
         gf_log_info(
             "Lattice: %lld of %lld particles left out: they would overlap a wall or obstacle",
@@ -1096,8 +1103,11 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
                       : 1.0;
     range += 2.0 * vmax * sim->dt;
     gf_status st = gf_decomp_check_range(&d, range);
+    int bound = 0;
+    if (st == GF_OK)
+        st = gf_lattice_count_owners(&sim->lattice, &sim->materials, &sim->walls, &d, counts,
+                                     &bound);
     if (st == GF_OK) {
-        gf_lattice_count_owners(&sim->lattice, &sim->materials, &sim->walls, &d, counts);
         gf_inflow_count_owners(&sim->inflow, &sim->walls, &d, layer);
         int64_t total = 0, ltotal = 0, cmax = 0, lmax = 0;
         int lranks = 0;
@@ -1128,8 +1138,10 @@ gf_status gf_sim_dry_run(gf_sim *sim, gf_config *cfg, int nranks) {
         gf_log_info("dry run for %d ranks: decomposition %d x %d x %d, subdomains %.4g x %.4g x "
                     "%.4g m, interaction range %.4g m: ok",
                     nranks, dims[0], dims[1], dims[2], w[0], w[1], w[2], range);
-        gf_log_info("  initial lattice: %lld particles, at most %lld on one rank (average %.1f)",
-                    (long long)total, (long long)cmax, (double)total / nranks);
+        gf_log_info(
+            "  initial lattice: %s%lld particles, at most %lld on one rank (average %.1f)%s",
+            bound ? "at most " : "", (long long)total, (long long)cmax, (double)total / nranks,
+            bound ? " (counted by axis: sites in walls and obstacles not taken off)" : "");
         if (sim->inflow.enabled)
             gf_log_info("  first inflow layer: %lld particles on %d ranks (at most %lld on one); "
                         "one layer every %.4g s: %.4g particles/s enter",

@@ -84,6 +84,8 @@ typedef struct {
     gf_inflow inflow;
     gf_lattice lattice; /* the initial lattice as configured */
     int dry_run;        /* configure only: no decomposition, no particles */
+    int check_only;     /* granflow --check: a lattice of more than GF_LATTICE_VISIT sites is
+                           not placed */
     gf_outflow outflow;
     int64_t deleted_local;     /* deleted here since the last accounting check */
     double deleted_mass_local; /* mass deleted here, for the outflow rate (never reset) */

@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-_API = 1  # GF_RUN_API of granflow/run.h that this binding speaks
+_API = 2  # GF_RUN_API of granflow/run.h that this binding speaks
 _lib = None
 _live = weakref.WeakSet()  # open simulations: closed before MPI ends at exit
 
@@ -36,7 +36,7 @@ class GranflowError(RuntimeError):
 class _Options(ctypes.Structure):
     _fields_ = [("config_path", ctypes.c_char_p), ("overrides", ctypes.POINTER(ctypes.c_char_p)),
                 ("noverrides", ctypes.c_int), ("restart", ctypes.c_char_p),
-                ("restart_force", ctypes.c_int), ("quiet", ctypes.c_int)]
+                ("restart_force", ctypes.c_int), ("quiet", ctypes.c_int), ("check", ctypes.c_int)]
 
 
 def _candidates():
@@ -122,7 +122,7 @@ class Simulation:
         arr = (ctypes.c_char_p * max(len(items), 1))(*items)
         self._keep = (items, arr)
         o = _Options(os.fsencode(config), arr, len(items),
-                     os.fsencode(restart) if restart else None, int(restart_force), int(quiet))
+                     os.fsencode(restart) if restart else None, int(restart_force), int(quiet), 0)
         handle = ctypes.c_void_p()
         self._h = None
         _check(lib.gf_run_create(ctypes.byref(o), ctypes.byref(handle)))
