@@ -658,18 +658,43 @@ static gf_status layout_bytes(file_writer body, const gf_output *o, const gf_sim
     return gf_h5_agree(&f);
 }
 
-/* Rank 0 reserves the file's space before anything is written. A full disk or an exhausted
- * quota is then found here, where every rank agrees on it, and not in HDF5's collective flush
- * at close, where the failing rank leaves the others waiting inside HDF5 for good. */
+/* Reserves [0, bytes) of the open file fd by writing zeros where the file does not reach yet:
+ * for file systems that refuse posix_fallocate (some parallel and network ones). Returns 0 or
+ * the error (ENOSPC, EDQUOT, EFBIG under a file size limit: granflow ignores SIGXFSZ, see
+ * gf_output_install_signal_handlers). */
+static int reserve_by_writing(int fd, off_t bytes) {
+    static const char zeros[65536];
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errno;
+    for (off_t at = st.st_size; at < bytes;) {
+        size_t n = bytes - at < (off_t)sizeof zeros ? (size_t)(bytes - at) : sizeof zeros;
+        ssize_t w = pwrite(fd, zeros, n, at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : ENOSPC;
+        at += w;
+    }
+    return fsync(fd) != 0 && errno != EINVAL ? errno : 0;
+}
+
+/* Rank 0 reserves the file's space before anything is written. A full disk, an exhausted quota
+ * or a file size limit is then found here, where every rank agrees on it, and not in HDF5's
+ * collective flush at close, where the failing rank leaves the others waiting inside HDF5 for
+ * good. Where the file system refuses posix_fallocate the space is reserved by writing zeros
+ * (the file is then written twice; HDF5 overwrites them). */
 static void reserve(gf_h5file *f, double bytes) {
     if (f->st == GF_OK && f->rank == 0) {
         int fd = open(f->path, O_WRONLY);
         int rc = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)bytes);
+        if (fd >= 0 && (rc == EOPNOTSUPP || rc == EINVAL || rc == ENOSYS))
+            rc = reserve_by_writing(fd, (off_t)bytes);
         if (fd >= 0 && close(fd) != 0 && rc == 0)
             rc = errno;
-        /* A file system that cannot reserve space is written without reservation. */
-        if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
-            H5_FAIL(f, "cannot reserve %.0f bytes for '%s': %s", bytes, f->path, strerror(rc));
+        if (rc != 0)
+            H5_FAIL(f, "cannot reserve %.0f bytes for '%s' (the file's estimated size): %s", bytes,
+                    f->path, strerror(rc));
     }
     gf_h5_agree(f);
 }

@@ -42,6 +42,10 @@ void gf_output_install_signal_handlers(void) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* A write beyond a file size limit (ulimit -f, a batch system's) fails with EFBIG, which the
+     * writer reports, instead of killing the job without a word. */
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */

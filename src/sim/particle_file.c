@@ -900,9 +900,12 @@ gf_status gf_particle_file_check_clear(const gf_particle_file *pf, gf_sim *sim) 
     gf_linkcells_init(&lc);
     gf_contacts_init(&c);
     overlap_report rep = {0.0, 0.0, -1, -1, 0};
-    if (st == GF_OK)
-        st = gf_error_context(gf_contact_detect(p, &none, &sim->materials, 0.0, &lc, &c), "'%s'",
-                              pf->path);
+    if (st == GF_OK && gf_contact_detect(p, &none, &sim->materials, 0.0, &lc, &c) != GF_OK) {
+        /* What detection cannot take here (two bodies with one centre) is the file's error. */
+        char why[512];
+        snprintf(why, sizeof why, "%s", gf_error_message());
+        st = GF_ERROR(GF_ERR_INPUT, "'%s': %s", pf->path, why);
+    }
     if (st == GF_OK)
         st = scan_overlaps(pf, p, &c, &rep);
     gf_particles_clear_ghosts(p);
