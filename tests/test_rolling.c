@@ -7,7 +7,8 @@
  * - on an incline of angle alpha it rests iff tan(alpha) <= mu_r, else rolls at
  *   (5/7) g (sin(alpha) - mu_r cos(alpha));
  * - a sphere spinning about the normal of a floor stops at (5/2) mu_s g / r; on a fixed sphere of
- *   the same radius (r = r1 / 2) at half that;
+ *   the same radius (r = r1 / 2) at half that; on a turntable it spins up at that rate until it
+ *   turns with the table;
  * - a cube spinning on a floor stops at (3/2) (sqrt(2) mu + sqrt(3) mu_s) g / h (its four corner
  *   points' friction and twisting torques, r its bounding radius sqrt(3) h);
  * - a cylinder rolling on its side (the manifold's two points, an anisotropic torque block)
@@ -190,6 +191,44 @@ static void test_spin_stops(void **state) {
     gf_sim_free(&sim);
 }
 
+/* A sphere at rest on the centre of a turntable (a disc mesh turning at W about the vertical
+ * through the contact point, whose surface there does not move): only twisting acts, against
+ * the spin relative to the table, so the sphere spins up at (5/2) mu_s g / r until it turns with
+ * the table, then keeps turning with it. Without the table's spin subtracted it would not spin
+ * up at all. */
+static void test_turntable_spins_a_sphere_up(void **state) {
+    (void)state;
+    const double W = 5.0, ms = 0.1, rate = 2.5 * ms * g / r, t = 0.01;
+    char body[1024];
+    snprintf(body, sizeof body,
+             "Body { shape sphere; radius %.17g; position <0.3,0.3,%.17g>; material m; }\n", r,
+             0.1 + r);
+    char text[4096];
+    snprintf(text, sizeof text,
+             "Domain { min <-2,-2,0>; max <2,2,1>; box_walls true;\n"
+             "         Mesh { shape disc; centre <0.3,0.3,0.1>; normal <0,0,1>; radius 0.2;\n"
+             "                pivot <0.3,0.3,0.1>; angular_velocity <0,0,%.17g>; } }\n"
+             "Materials { friction 0.5; twisting_friction %.17g;\n"
+             "            Material { name m; density %.17g; } }\n"
+             "Physics { gravity <0,0,%.17g>; }\n"
+             "Solver { tolerance 1e-12; max_iterations 1000; }\n"
+             "%s"
+             "Time { dt 1e-3; steps 1000; }\n",
+             W, ms, rho, -g, body);
+    gf_sim sim;
+    gf_test_sim_make(&sim, "turntable.cfg", text);
+    const gf_particles *p = &sim.particles;
+    gf_test_sim_run(&sim, (long)(t * 1000));
+    double want = rate * t; /* 2.45 rad/s after 10 ms */
+    if (!(fabs(p->w[2][0] - want) < 1e-6 * W))
+        fail_msg("after %g s on the turntable the sphere spins at %.12g rad/s, closed form %.12g",
+                 t, p->w[2][0], want);
+    gf_test_sim_run(&sim, 100); /* it catches up at 20 ms */
+    if (!(fabs(p->w[2][0] - W) < 1e-6 * W))
+        fail_msg("the sphere spins at %.12g rad/s, the table at %g", p->w[2][0], W);
+    gf_sim_free(&sim);
+}
+
 /* A cube (half edge h) spinning flat on the floor: its four corner points slide on circles of
  * radius sqrt(2) h, each under m g / 4, and twist against bounds mu_s sqrt(3) h m g / 4 (the
  * cube's bounding radius sqrt(3) h). I = (2/3) m h^2, so w falls at
@@ -249,6 +288,7 @@ int main(void) {
         cmocka_unit_test(test_sphere_on_an_incline),
         cmocka_unit_test(test_spin_stops),
         cmocka_unit_test(test_cube_spin_stops),
+        cmocka_unit_test(test_turntable_spins_a_sphere_up),
         cmocka_unit_test(test_cylinder_rolls_to_a_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
