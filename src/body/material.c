@@ -115,17 +115,13 @@ gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const c
                     known);
 }
 
-/* A law's table set to the Materials block's `key` (default 0, range [0, hi]) for every pair. */
-static gf_status pair_default(gf_config_block *mb, const char *key, double hi, int count,
-                              double table[GF_MAX_MATERIALS][GF_MAX_MATERIALS]) {
-    double v = 0.0;
-    GF_TRY(gf_config_get_double(mb, key, 0.0, &v));
-    GF_TRY(gf_config_check_range(mb, key, v, 0.0, hi));
-    for (int a = 0; a < count; ++a)
-        for (int b = 0; b < count; ++b)
-            table[a][b] = v;
-    return GF_OK;
-}
+/* The contact laws a Materials block sets for every pair (friction: with the materials, below)
+ * and a Pair block for one pair: each key's range and table. */
+typedef struct {
+    const char *key;
+    double hi;
+    double (*table)[GF_MAX_MATERIALS];
+} pair_law;
 
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
     gf_materials_init(m);
@@ -148,10 +144,20 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_error_context(gf_materials_add(m, name, density, mu, NULL), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
     }
-    GF_TRY(pair_default(mb, "restitution", 1.0, m->count, m->restitution));
-    GF_TRY(pair_default(mb, "cohesion", 1e12, m->count, m->cohesion));
-    GF_TRY(pair_default(mb, "rolling_friction", 1e3, m->count, m->rolling));
-    GF_TRY(pair_default(mb, "twisting_friction", 1e3, m->count, m->twisting));
+    const pair_law laws[] = {{"friction", 1e6, m->friction},
+                             {"restitution", 1.0, m->restitution},
+                             {"cohesion", 1e12, m->cohesion},
+                             {"rolling_friction", 1e3, m->rolling},
+                             {"twisting_friction", 1e3, m->twisting}};
+    const int nlaws = (int)(sizeof laws / sizeof laws[0]);
+    for (int l = 1; l < nlaws; ++l) { /* every pair's default */
+        double v = 0.0;
+        GF_TRY(gf_config_get_double(mb, laws[l].key, 0.0, &v));
+        GF_TRY(gf_config_check_range(mb, laws[l].key, v, 0.0, laws[l].hi));
+        for (int a = 0; a < m->count; ++a)
+            for (int c = 0; c < m->count; ++c)
+                laws[l].table[a][c] = v;
+    }
     GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
     GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
     size_t npair = gf_config_section_count(mb, "Pair");
@@ -160,11 +166,9 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         int ia, ib;
         GF_TRY(gf_materials_lookup(m, b, "a", &ia));
         GF_TRY(gf_materials_lookup(m, b, "b", &ib));
-        static const char *const laws[] = {"friction", "restitution", "cohesion",
-                                           "rolling_friction", "twisting_friction"};
         int any = 0;
-        for (size_t l = 0; l < sizeof laws / sizeof laws[0]; ++l)
-            any = any || gf_config_has(b, laws[l]);
+        for (int l = 0; l < nlaws; ++l)
+            any = any || gf_config_has(b, laws[l].key);
         if (!any) {
             char where[512];
             return GF_ERROR(GF_ERR_INPUT,
@@ -172,23 +176,12 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
                             "cohesion, rolling_friction and twisting_friction",
                             gf_config_block_where(b, where, sizeof where));
         }
-        double f = m->friction[ia][ib], r = m->restitution[ia][ib];
-        GF_TRY(gf_config_get_double(b, "friction", f, &f));
-        GF_TRY(gf_config_check_range(b, "friction", f, 0.0, 1e6));
-        GF_TRY(gf_materials_set_friction(m, ia, ib, f));
-        GF_TRY(gf_config_get_double(b, "restitution", r, &r));
-        GF_TRY(gf_config_check_range(b, "restitution", r, 0.0, 1.0));
-        GF_TRY(gf_materials_set_restitution(m, ia, ib, r));
-        double ch = m->cohesion[ia][ib];
-        GF_TRY(gf_config_get_double(b, "cohesion", ch, &ch));
-        GF_TRY(gf_config_check_range(b, "cohesion", ch, 0.0, 1e12));
-        GF_TRY(gf_materials_set_cohesion(m, ia, ib, ch));
-        double rr = m->rolling[ia][ib], rt = m->twisting[ia][ib];
-        GF_TRY(gf_config_get_double(b, "rolling_friction", rr, &rr));
-        GF_TRY(gf_config_check_range(b, "rolling_friction", rr, 0.0, 1e3));
-        GF_TRY(gf_config_get_double(b, "twisting_friction", rt, &rt));
-        GF_TRY(gf_config_check_range(b, "twisting_friction", rt, 0.0, 1e3));
-        GF_TRY(gf_materials_set_resistance(m, ia, ib, rr, rt));
+        for (int l = 0; l < nlaws; ++l) { /* the pair's own value, where given */
+            double v = laws[l].table[ia][ib];
+            GF_TRY(gf_config_get_double(b, laws[l].key, v, &v));
+            GF_TRY(gf_config_check_range(b, laws[l].key, v, 0.0, laws[l].hi));
+            laws[l].table[ia][ib] = laws[l].table[ib][ia] = v;
+        }
     }
     return GF_OK;
 }

@@ -247,6 +247,8 @@ static gf_status resist_blocks(gf_solver *s, const gf_particles *p, const gf_con
         memset(r, 0, sizeof *r);
         r->roll = c->roll[j];
         r->twist = c->twist[j];
+        if (r->roll == 0.0 && r->twist == 0.0)
+            continue; /* a pair without resistance (its torque, warm started, goes to 0) */
         int32_t a = c->i1[j], b = c->i2[j];
         double ra = p->radius[a], rb = b >= 0 ? p->radius[b] : 0.0;
         r->reach = b >= 0 ? ra * rb / (ra + rb) : ra;
@@ -911,8 +913,8 @@ static double reference_velocity(const gf_solver *s) {
         double u[3];
         relative_velocity(s, k, u);
         double v = sqrt(gf_dot(u, u)) + (k->bias < 0.0 ? -k->bias : 0.0);
-        if (s->resistive) { /* the rolling and twisting speeds the torques stop */
-            const gf_solver_resist *r = &s->resist[k->contact];
+        const gf_solver_resist *r = s->resistive ? &s->resist[k->contact] : NULL;
+        if (r && (r->roll > 0.0 || r->twist > 0.0)) { /* the spin its torques stop */
             double W[3];
             spin(s, k, r, W);
             v += r->reach * sqrt(gf_dot(W, W));
