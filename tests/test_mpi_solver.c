@@ -53,9 +53,9 @@ static state_rec *gather_states(const gf_sim *sim, size_t *n) {
     return all;
 }
 
-/* Rolling and twisting resistance of the packings below, and whether they warm start (set by a
- * test, reset after it). */
-static double packing_rolling, packing_twisting;
+/* Rolling and twisting resistance and restitution of the packings below, and whether they warm
+ * start (set by a test, reset after it). */
+static double packing_rolling, packing_twisting, packing_restitution;
 static int packing_warm;
 
 /* A dense, slightly overlapping packing of spheres in a walled box (or one periodic along x),
@@ -79,6 +79,7 @@ static void packing_on(gf_sim *sim, const gf_par *par, const int *dims, int peri
     GF_ASSERT_OK(gf_materials_set_friction(&sim->materials, 0, 0, mu));
     GF_ASSERT_OK(
         gf_materials_set_resistance(&sim->materials, 0, 0, packing_rolling, packing_twisting));
+    GF_ASSERT_OK(gf_materials_set_restitution(&sim->materials, 0, 0, packing_restitution));
     gf_solver_params prm;
     gf_solver_params_default(&prm);
     prm.model = model;
@@ -128,8 +129,9 @@ static double kinetic(const gf_sim *sim) {
 
 /* Jacobi sweeps are independent of the order of the contacts, so the parallel trajectories
  * equal the serial ones up to the order of floating-point sums: frictionless, cold started;
- * and with friction, rolling and twisting resistance, warm started (a fixed number of sweeps
- * from the last step's impulses and torques: entries lost or garbled in migration would show). */
+ * and with friction, rolling and twisting resistance (then restitution too), warm started (a
+ * fixed number of sweeps from the last step's impulses and torques: entries lost or garbled in
+ * migration would show). */
 static void jacobi_matches_serial(gf_contact_model model, double mu) {
     gf_sim par_sim;
     packing(&par_sim, &P, model, GF_SWEEP_JACOBI, mu);
@@ -165,9 +167,9 @@ static void jacobi_matches_serial(gf_contact_model model, double mu) {
             }
         }
         if (worst > 1e-10)
-            fail_msg("parallel Jacobi trajectories (mu %g, rolling %g, twisting %g) differ from "
-                     "serial by %g (relative)",
-                     mu, packing_rolling, packing_twisting, worst);
+            fail_msg("parallel Jacobi trajectories (mu %g, rolling %g, twisting %g, restitution "
+                     "%g) differ from serial by %g (relative)",
+                     mu, packing_rolling, packing_twisting, packing_restitution, worst);
         free(ref);
         gf_sim_free(&ser);
     }
@@ -182,7 +184,9 @@ static void test_jacobi_matches_serial(void **state) {
     packing_twisting = 0.1;
     packing_warm = 1;
     jacobi_matches_serial(GF_MODEL_MAXDISS, 0.4);
-    packing_rolling = packing_twisting = 0.0;
+    packing_restitution = 0.6; /* the impacts' second phase, its tangential blocks too */
+    jacobi_matches_serial(GF_MODEL_MAXDISS, 0.4);
+    packing_rolling = packing_twisting = packing_restitution = 0.0;
     packing_warm = 0;
 }
 

@@ -16,7 +16,7 @@ typedef struct {
     char name[GF_MAX_MATERIALS][GF_NAME_LEN];
     double density[GF_MAX_MATERIALS]; /* kg/m^3 */
     double friction[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
-    /* Newton's coefficient of restitution in [0, 1] (docs/physics.md, "Restitution"), and the
+    /* Poisson's coefficient of restitution in [0, 1] (docs/physics.md, "Restitution"), and the
      * approach speed (m/s) below which impacts stay purely inelastic. */
     double restitution[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
     double restitution_velocity;

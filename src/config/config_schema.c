@@ -225,9 +225,10 @@ static const gf_config_key keys[] = {
     {"Materials", "friction", GF_KEY_NUMBER, "0", "[0, 1e6]",
      "The friction coefficient of every pair of materials without a Pair block."},
     {"Materials", "restitution", GF_KEY_NUMBER, "0", "[0, 1]",
-     "Newton's coefficient of restitution of every pair of materials without a Pair block: an "
-     "impact's normal velocity reverses to e times its approach speed (docs/physics.md, "
-     "Restitution). 0: purely inelastic, the paper's model."},
+     "The coefficient of restitution of every pair of materials without a Pair block "
+     "(Poisson's): an impact takes e times its compression impulse more, so a lone impact "
+     "leaves at e times its approach speed (docs/physics.md, Restitution). 0: purely inelastic, "
+     "the paper's model."},
     {"Materials", "restitution_velocity", GF_KEY_NUMBER, "0", "[0, 1e6]",
      "Impacts approaching slower than this (m/s), or than 2 g dt (g the gravity's magnitude), "
      "stay purely inelastic: resting contacts, which approach at g dt per step, stay at rest."},

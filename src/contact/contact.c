@@ -17,6 +17,7 @@
             DO((c)->cp[k_]);                                                                       \
             DO((c)->lambda[k_]);                                                                   \
             DO((c)->tau[k_]);                                                                      \
+            DO((c)->rb[k_]);                                                                       \
         }                                                                                          \
         DO((c)->gap);                                                                              \
         DO((c)->mu);                                                                               \
@@ -169,6 +170,7 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
     if (c->restitutive) {
         c->e[j] = law->e;
         c->vn[j] = NAN;
+        c->rb[0][j] = c->rb[1][j] = c->rb[2][j] = 0.0;
     }
     if (c->cohesive)
         c->coh[j] = law->cohesion;

@@ -29,9 +29,14 @@ typedef struct {
     int any_immovable;          /* set by detection: bodies of infinite mass are present */
     double *gap;                /* signed distance, negative when penetrating */
     double *mu;
-    double *e;  /* where `restitutive`: coefficient of restitution (Newton's) */
+    double *e;  /* where `restitutive`: coefficient of restitution (Poisson's) */
     double *vn; /* where e > 0: the normal velocity before the step's impulses, set by the
-                 * solver (NAN: not yet), which restitution reverses */
+                 * solver (NAN: not yet), which decides whether the contact is an impact */
+    /* Where `restitutive`: an impact's restitution this step (docs/physics.md, "Restitution"),
+     * kept by the solver through a resumed solve: rb[0] the fixed normal impulse (1 + e) times
+     * the compression's (0: none yet), rb[1], rb[2] its tangential impulse in (t, o), bounded by
+     * mu rb[0]. Both are part of lambda. */
+    double *rb[3];
     /* Impacts approaching slower than this stay inelastic (set by the caller: the larger of
      * Materials.restitution_velocity and 2 |g| dt). */
     double restitution_threshold;

@@ -599,7 +599,7 @@ static void write_materials(gf_h5file *f, const gf_sim *sim) {
         {"friction", "1", "friction coefficient of each pair of materials (symmetric)",
          m->friction},
         {"restitution", "1",
-         "Newton's coefficient of restitution of each pair of materials (symmetric)",
+         "Poisson's coefficient of restitution of each pair of materials (symmetric)",
          m->restitution},
         {"cohesion", "N", "the pull a touching contact point of each pair of materials can hold",
          m->cohesion},

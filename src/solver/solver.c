@@ -141,6 +141,8 @@ void gf_solver_free(gf_solver *s) {
     free(s->kappa);
     free(s->resist);
     free(s->dtau);
+    free(s->rebound);
+    free(s->drho);
     free(s->edge);
     free(s->snap);
     free(s->saved);
@@ -745,9 +747,11 @@ static inline double twist_target(const gf_solver_resist *r, const double W[3], 
     return x > S ? S : (x < -S ? -S : x);
 }
 
-/* The load of contact k: its normal impulse plus cohesion's pull, not below 0. */
+/* The load of contact k: its normal impulse plus cohesion's pull and an impact's restitution,
+ * not below 0. */
 static inline double resist_load(const gf_solver *s, const gf_solver_contact *k, double ln) {
-    double load = ln + (s->cohesive ? s->kappa[k->contact] : 0.0);
+    double load = ln + (s->cohesive ? s->kappa[k->contact] : 0.0) +
+                  (s->rebounding ? s->rebound[k->contact].N : 0.0);
     return load > 0.0 ? load : 0.0;
 }
 
@@ -779,6 +783,69 @@ static int resist_block(gf_solver *s, const gf_solver_contact *k, double wgt) {
         }
     }
     return changed;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Restitution's phase after the compression (docs/physics.md, "Restitution")                 */
+
+/* Contact k's restitution state, if it is an impact in its restitution phase. */
+static inline gf_solver_rebound *rebound_of(const gf_solver *s, const gf_solver_contact *k) {
+    if (!s->rebounding)
+        return NULL;
+    gf_solver_rebound *b = &s->rebound[k->contact];
+    return b->N > 0.0 ? b : NULL;
+}
+
+/* The tangential impulse of an impact's restitution phase from the relative velocity u: the
+ * exact minimiser of the kinetic energy over |rho| <= mu N given every other impulse (maximum
+ * dissipation under the fixed normal impulse N). */
+static inline void rebound_target(const gf_solver *s, const gf_solver_contact *k,
+                                  const gf_solver_rebound *b, const double u[3], double x[2]) {
+    const double R = k->mu * b->N;
+    if (k->general >= 0) {
+        const double *a = s->gen[k->general].A;
+        const double M[3] = {a[3], a[4], a[5]};
+        const double g[2] = {M[0] * b->rho[0] + M[1] * b->rho[1] - u[1],
+                             M[1] * b->rho[0] + M[2] * b->rho[1] - u[2]};
+        gf_contact_kernel_disc(M, g, R, x);
+        return;
+    }
+    x[0] = b->rho[0] - u[1] * k->inv_at;
+    x[1] = b->rho[1] - u[2] * k->inv_at;
+    double len2 = x[0] * x[0] + x[1] * x[1];
+    if (len2 > R * R) {
+        double f = R > 0.0 ? R / sqrt(len2) : 0.0;
+        x[0] *= f;
+        x[1] *= f;
+    }
+}
+
+/* Applies the tangential change (d[1], d[2]) of an impact's restitution impulse. */
+static inline void rebound_change(gf_solver *s, const gf_solver_contact *k, gf_solver_rebound *b,
+                                  const double d[3]) {
+    b->rho[0] += d[1];
+    b->rho[1] += d[2];
+    if (s->measuring) {
+        keep_before_change(s, k->b1);
+        keep_before_change(s, k->b2);
+    }
+    apply_change(s, k, d);
+}
+
+/* Gauss-Seidel: an impact's restitution impulse after its block (update weight wgt). Returns
+ * whether it changed. */
+static int rebound_block(gf_solver *s, const gf_solver_contact *k, double wgt) {
+    gf_solver_rebound *b = rebound_of(s, k);
+    if (!b)
+        return 0;
+    double u[3], x[2];
+    relative_velocity(s, k, u);
+    rebound_target(s, k, b, u, x);
+    const double d[3] = {0.0, wgt * (x[0] - b->rho[0]), wgt * (x[1] - b->rho[1])};
+    if (d[1] == 0.0 && d[2] == 0.0)
+        return 0;
+    rebound_change(s, k, b, d);
+    return 1;
 }
 
 /* Whether contact k's torque impulse is zero (or it has none). */
@@ -886,22 +953,37 @@ static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
     return g < 0.0 ? s->prm.error_reduction * g : g;
 }
 
-/* The normal velocity an impact reverses to (Newton's hypothesis, docs/physics.md,
- * "Restitution"): -e vn, vn the contact's normal velocity before the step's impulses (the free
- * velocities; kept through a resumed solve, whose velocities already carry impulses). Only for
- * an impact: approaching faster than the threshold, and closing its gap within the step (a
- * speculative contact further away is not hit yet). The gap term stays where it asks more. */
-static double restitution_term(const gf_solver *s, const gf_solver_contact *k, gf_contacts *c,
-                               size_t j, double dt) {
+/* Whether contact j (record k) is an impact (docs/physics.md, "Restitution"): approaching
+ * faster than the threshold before the step's impulses, and closing its gap within the step (a
+ * speculative contact further away is not hit yet). vn is measured from the free velocities,
+ * or, for a contact added during the step, from the velocities when it joins the solve. */
+static int impact(const gf_solver *s, const gf_solver_contact *k, gf_contacts *c, size_t j,
+                  double dt) {
     if (isnan(c->vn[j])) {
         double u[3];
         relative_velocity(s, k, u);
         c->vn[j] = u[0];
     }
     double vn = c->vn[j];
-    if (!(vn < -c->restitution_threshold) || c->gap[j] + dt * vn > 0.0)
-        return k->bias;
-    return fmin(k->bias, c->e[j] * vn);
+    return vn < -c->restitution_threshold && c->gap[j] + dt * vn <= 0.0;
+}
+
+/* Reads the impacts' restitution state of this step (kept through a resumed solve). */
+static gf_status rebound_read(gf_solver *s, const gf_contacts *c) {
+    s->rebounding = 0;
+    if (!c->restitutive)
+        return GF_OK;
+    GF_TRY(gf_reserve((void **)&s->rebound, &s->caprebound, c->count, sizeof *s->rebound));
+    if (s->prm.mode == GF_SWEEP_JACOBI)
+        GF_TRY(gf_reserve((void **)&s->drho, &s->capdrho, c->count, 2 * sizeof *s->drho));
+    for (size_t j = 0; j < c->count; ++j) {
+        gf_solver_rebound *b = &s->rebound[j];
+        b->N = c->rb[0][j];
+        b->rho[0] = c->rb[1][j];
+        b->rho[1] = c->rb[2][j];
+        s->rebounding |= b->N > 0.0;
+    }
+    return GF_OK;
 }
 
 /* Velocity scale of the problem (see solver.h): the largest relative contact velocity plus
@@ -1046,6 +1128,8 @@ static void joint_update(gf_solver *s, size_t q, int points, const double *x, do
     s->blocks += points;
     for (int i = 0; i < points && s->resistive; ++i)
         changed |= resist_block(s, &s->rec[q + (size_t)i], wgt);
+    for (int i = 0; i < points && s->rebounding; ++i)
+        changed |= rebound_block(s, &s->rec[q + (size_t)i], wgt);
     settle(s, q, points, changed);
 }
 
@@ -1106,10 +1190,12 @@ static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const g
         add_change(s, k, d, top);
     if (s->resistive)
         changed |= resist_block(s, k, wgt);
+    if (s->rebounding)
+        changed |= rebound_block(s, k, wgt);
     if (!changed) {
         s->seen[q] = s->tick; /* a separating contact stays open: nothing changes */
         if (k->general < 0 && k->lambda[0] == 0.0 && k->lambda[1] == 0.0 && k->lambda[2] == 0.0 &&
-            torque_free(s, k))
+            torque_free(s, k) && !rebound_of(s, k))
             open_slack(s, k, q, u[0]);
         return GF_OK;
     }
@@ -1176,9 +1262,26 @@ static gf_status sweep_jacobi(gf_solver *s, const gf_particles *p, const gf_cont
         for (int m = 0; m < 3; ++m)
             s->dtau[3 * q + (size_t)m] = relax * (x[m] - r->tau[m]);
     }
+    /* Impacts' restitution impulses from the same velocities. */
+    for (size_t q = 0; q < s->ncontact && s->rebounding; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        gf_solver_rebound *b = rebound_of(s, k);
+        double u[3], x[2] = {0.0, 0.0};
+        if (b) {
+            relative_velocity(s, k, u);
+            rebound_target(s, k, b, u, x);
+        }
+        s->drho[2 * q] = b ? relax * (x[0] - b->rho[0]) : 0.0;
+        s->drho[2 * q + 1] = b ? relax * (x[1] - b->rho[1]) : 0.0;
+    }
     for (size_t q = 0; q < s->ncontact; ++q) {
         gf_solver_contact *k = &s->rec[q];
         add_change(s, k, s->dl + 3 * q, scale);
+        gf_solver_rebound *b = rebound_of(s, k);
+        if (b) {
+            const double d[3] = {0.0, s->drho[2 * q], s->drho[2 * q + 1]};
+            rebound_change(s, k, b, d);
+        }
         if (s->resistive) {
             gf_solver_resist *r = &s->resist[k->contact];
             const double *d = s->dtau + 3 * q;
@@ -1389,6 +1492,50 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     return GF_OK;
 }
 
+/* Poisson's restitution (docs/physics.md, "Restitution"): after the compression solve, each
+ * impact that took a compression impulse lambda_c gets e lambda_c more, its normal impulse is
+ * fixed at N = (1 + e) lambda_c,n and its tangential one becomes the variable rho of its
+ * restitution block (|rho| <= mu N); then the sweeps go on from there, every block taking what
+ * it needs beyond that. Every rank takes part when any has an impact. */
+static gf_status restitute(gf_solver *s, gf_particles *p, gf_contacts *c,
+                           const gf_solver_comm *comm, size_t n_interior, double dt,
+                           gf_solver_result *res) {
+    double any = 0.0;
+    for (size_t q = 0; q < s->ncontact && any == 0.0; ++q) {
+        const gf_solver_contact *k = &s->rec[q];
+        size_t j = (size_t)k->contact;
+        any =
+            c->e[j] > 0.0 && s->rebound[j].N == 0.0 && k->lambda[0] > 0.0 && impact(s, k, c, j, dt);
+    }
+    if (comm && comm->max)
+        GF_TRY(comm->max(comm->ctx, &any, 1));
+    if (!(any > 0.0))
+        return GF_OK;
+    for (size_t q = 0; q < s->ncontact; ++q) {
+        gf_solver_contact *k = &s->rec[q];
+        size_t j = (size_t)k->contact;
+        gf_solver_rebound *b = &s->rebound[j];
+        if (!(c->e[j] > 0.0 && b->N == 0.0 && k->lambda[0] > 0.0 && impact(s, k, c, j, dt)))
+            continue;
+        const double e = c->e[j];
+        const double d[3] = {e * k->lambda[0], e * k->lambda[1], e * k->lambda[2]};
+        apply_change(s, k, d);
+        b->N = (1.0 + e) * k->lambda[0];
+        b->rho[0] = (1.0 + e) * k->lambda[1];
+        b->rho[1] = (1.0 + e) * k->lambda[2];
+        k->lambda[0] = k->lambda[1] = k->lambda[2] = 0.0;
+        s->rebounding = 1;
+    }
+    gf_solver_result compression = *res;
+    GF_TRY(iterate(s, p, c, comm, n_interior, 1, res));
+    res->iterations += compression.iterations;
+    res->blocks += compression.blocks;
+    res->slots += compression.slots;
+    res->joints += compression.joints;
+    res->fallbacks += compression.fallbacks;
+    return GF_OK;
+}
+
 /* Contacts with a turning mesh: its surface moves at v + omega x (p - pivot), different at each
  * contact point, so each such contact gets a body record of its own moving at that velocity (of
  * infinite mass, like every geometry body: the sweep needs no other change). */
@@ -1462,14 +1609,23 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
     if (w->nmesh > 0)
         GF_TRY(turning_surfaces(s, w, c));
     const double inv_dt = 1.0 / dt;
+    GF_TRY(rebound_read(s, c));
     for (size_t q = 0; q < c->count; ++q) {
         gf_solver_contact *k = &s->rec[q];
         size_t j = (size_t)k->contact;
         for (int m = 0; m < 3; ++m)
             k->lambda[m] = c->lambda[m][j];
         k->bias = gap_term(s, c->gap[j], inv_dt);
-        if (c->restitutive && c->e[j] > 0.0)
-            k->bias = restitution_term(s, k, c, j, dt);
+        if (!c->restitutive || !(c->e[j] > 0.0))
+            continue;
+        const gf_solver_rebound *b = &s->rebound[j];
+        if (b->N > 0.0) { /* restituted: the block's own impulse is the rest */
+            k->lambda[0] -= b->N;
+            k->lambda[1] -= b->rho[0];
+            k->lambda[2] -= b->rho[1];
+        } else if (impact(s, k, c, j, dt)) {
+            k->bias = fmin(k->bias, 0.0); /* the compression ends the approach within the step */
+        }
     }
     s->cohesive = c->cohesive;
     if (s->cohesive) {
@@ -1487,11 +1643,22 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
             gf_walls_angular_velocity(w, -1 - c->i2[j], r->w0);
     }
     gf_status st = iterate(s, p, c, comm, n_interior, applied, res);
+    if (st == GF_OK && c->restitutive)
+        st = restitute(s, p, c, comm, n_interior, dt, res);
     for (size_t q = 0; q < c->count; ++q) {
         const gf_solver_contact *k = &s->rec[q];
         size_t j = (size_t)k->contact;
         for (int m = 0; m < 3; ++m)
             c->lambda[m][j] = k->lambda[m];
+        if (!c->restitutive)
+            continue;
+        const gf_solver_rebound *b = &s->rebound[j];
+        c->rb[0][j] = b->N;
+        c->rb[1][j] = b->rho[0];
+        c->rb[2][j] = b->rho[1];
+        c->lambda[0][j] += b->N;
+        c->lambda[1][j] += b->rho[0];
+        c->lambda[2][j] += b->rho[1];
     }
     for (size_t j = 0; j < c->count && s->resistive; ++j)
         for (int m = 0; m < 3; ++m)

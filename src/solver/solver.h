@@ -192,6 +192,15 @@ typedef struct {
     double w0[3];
 } gf_solver_resist;
 
+/* An impact's restitution phase (docs/physics.md, "Restitution"), by contact index: the fixed
+ * normal impulse N = (1 + e) lambda_c,n of its compression lambda_c (0: no impact restituted),
+ * and its tangential impulse rho, solved by maximum dissipation within |rho| <= mu N after the
+ * contact's block in each visit. The block's own impulse is then what the contact takes beyond
+ * these. */
+typedef struct {
+    double N, rho[2];
+} gf_solver_rebound;
+
 typedef struct {
     gf_solver_params prm;
     gf_contact_kernel_fn kernel; /* of the general blocks */
@@ -255,6 +264,13 @@ typedef struct {
     size_t capresist;
     double *dtau;
     size_t capdtau;
+    /* Restitution's phase after the compression, where `rebounding` (some contact has N > 0);
+     * drho the pending tangential changes of a Jacobi sweep. */
+    int rebounding;
+    gf_solver_rebound *rebound;
+    size_t caprebound;
+    double *drho;
+    size_t capdrho;
 } gf_solver;
 
 void gf_solver_params_default(gf_solver_params *prm);
