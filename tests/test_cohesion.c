@@ -14,18 +14,22 @@
 #include "test_util.h"
 
 static const double g = 9.81, rho = 2500.0, r = 0.01;
+/* More keys of the Materials block (set by a test, reset after it). */
+static const char *materials_extra = "";
 
-/* A body touching the domain's ceiling (z = 1) or its wall x = 1, the given cohesion and
- * friction, `steps` steps of 1 ms. Returns how far its centre moved. */
+/* A body touching the domain's ceiling (z = 1) or its wall x = 1 (or another body, given after
+ * it), the given cohesion and friction, `steps` steps of 1 ms. Returns how far its centre
+ * moved. */
 static double run_for(const char *body, double cohesion, double mu, long steps) {
     char text[4096];
-    snprintf(text, sizeof text,
-             "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
-             "Materials { friction %.17g; cohesion %.17g; Material { name m; density %.17g; } }\n"
-             "Physics { gravity <0,0,%.17g>; }\n"
-             "%s"
-             "Time { dt 1e-3; steps 1000; }\n",
-             mu, cohesion, rho, -g, body);
+    snprintf(
+        text, sizeof text,
+        "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
+        "Materials { friction %.17g; cohesion %.17g; %s Material { name m; density %.17g; } }\n"
+        "Physics { gravity <0,0,%.17g>; }\n"
+        "%s"
+        "Time { dt 1e-3; steps 1000; }\n",
+        mu, cohesion, materials_extra, rho, -g, body);
     gf_sim sim;
     gf_test_sim_make(&sim, "cohesion.cfg", text);
     const gf_particles *p = &sim.particles;
@@ -144,12 +148,58 @@ static void test_overhang_stands_iff_c_holds_the_moment(void **state) {
     }
 }
 
+/* Materials.cohesion_scaling radius: the pull is c times the pair's reduced radius r1 r2 /
+ * (r1 + r2), the body's own against the geometry. A sphere of radius r hangs under the ceiling
+ * iff m g < c r, so with one c the smaller of two spheres hangs and the larger falls (m grows as
+ * r^3, the pull as r); under a fixed sphere of radius R it hangs iff m g < c r R / (r + R). */
+static void test_cohesion_scaled_by_radius(void **state) {
+    (void)state;
+    materials_extra = "cohesion_scaling radius;";
+    const double c = rho * 4.0 / 3.0 * M_PI * r * r * g; /* N/m: holds exactly radius r */
+    char body[512];
+    for (int k = 0; k < 2; ++k) {
+        double rk = k == 0 ? 0.97 * r : 1.03 * r;
+        snprintf(body, sizeof body,
+                 "Body { shape sphere; radius %.17g; position <0,0,%.17g>; material m; }\n", rk,
+                 1 - rk);
+        double moved = run(body, c, 0.5);
+        if (k == 0 ? !(moved < 1e-6) : !(moved > 1e-3))
+            fail_msg("radius %g (holds up to %g): the sphere moved %g m from the ceiling", rk, r,
+                     moved);
+    }
+    /* under a fixed sphere of radius R = 3 r: the reduced radius is 3 r / 4, and a sphere of
+     * radius r hangs iff c >= m g / (3 r / 4) */
+    const double R = 3.0 * r, m = rho * 4.0 / 3.0 * M_PI * r * r * r, need = m * g / (0.75 * r);
+    snprintf(body, sizeof body,
+             "Body { shape sphere; radius %.17g; position <0,0,%.17g>; material m; }\n"
+             "Body { shape sphere; radius %.17g; position <0,0,0.5>; motion fixed; material m; }\n",
+             r, 0.5 - R - r, R);
+    double held = run(body, 1.02 * need, 0.5), fell = run(body, 0.98 * need, 0.5);
+    if (!(held < 1e-6 && fell > 1e-3))
+        fail_msg("under a sphere: c 1.02 and 0.98 times m g / r_eff moved it %g and %g m", held,
+                 fell);
+    materials_extra = "";
+    /* an unknown scaling is refused, naming file, line and the choices */
+    const char *text = "Materials {\n  cohesion 1;\n  cohesion_scaling diameter;\n"
+                       "  Material { name m; density 1000; }\n}\n";
+    gf_config *cfg = NULL;
+    GF_ASSERT_OK(gf_config_parse(text, strlen(text), "bad.cfg", &cfg));
+    gf_materials mat;
+    assert_int_equal(gf_materials_configure(&mat, gf_config_root(cfg)), GF_ERR_INPUT);
+    if (!strstr(gf_error_message(), "bad.cfg:1") ||
+        !strstr(gf_error_message(), "cohesion_scaling 'diameter' is unknown (none, radius)"))
+        fail_msg("message: %s", gf_error_message());
+    gf_error_clear();
+    gf_config_destroy(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_hangs_iff_mg_below_c),
         cmocka_unit_test(test_bodies_on_a_wall),
         cmocka_unit_test(test_box_hangs_by_four_points),
         cmocka_unit_test(test_overhang_stands_iff_c_holds_the_moment),
+        cmocka_unit_test(test_cohesion_scaled_by_radius),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

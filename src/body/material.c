@@ -158,6 +158,15 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
             for (int c = 0; c < m->count; ++c)
                 laws[l].table[a][c] = v;
     }
+    char scaling[64];
+    GF_TRY(gf_config_get_string(mb, "cohesion_scaling", "none", scaling, sizeof scaling));
+    if (strcmp(scaling, "none") != 0 && strcmp(scaling, "radius") != 0) {
+        char where[512];
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: Materials.cohesion_scaling '%s' is unknown (none, radius)",
+                        gf_config_block_where(mb, where, sizeof where), scaling);
+    }
+    m->cohesion_per_radius = strcmp(scaling, "radius") == 0;
     GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
     GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
     size_t npair = gf_config_section_count(mb, "Pair");

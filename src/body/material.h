@@ -20,8 +20,10 @@ typedef struct {
      * approach speed (m/s) below which impacts stay purely inelastic. */
     double restitution[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
     double restitution_velocity;
-    /* The pull (N) a touching contact point can hold (docs/physics.md, "Cohesion"). */
+    /* The pull (N) a touching contact point can hold (docs/physics.md, "Cohesion"); where
+     * cohesion_per_radius, per metre of the pair's reduced radius r1 r2 / (r1 + r2) (N/m). */
     double cohesion[GF_MAX_MATERIALS][GF_MAX_MATERIALS];
+    int cohesion_per_radius;
     /* Rolling and twisting resistance, dimensionless (docs/physics.md, "Rolling and twisting
      * resistance"): a contact's torque impulse about its tangents is at most rolling r lambda_n,
      * about its normal at most twisting r lambda_n, r = r1 r2 / (r1 + r2) of the bodies' radii. */

@@ -236,6 +236,11 @@ static const gf_config_key keys[] = {
      "The pull (N) each touching contact point of every pair of materials without a Pair block "
      "can hold: its normal impulse may reach -cohesion dt, and its friction bound is mu (normal "
      "impulse + cohesion dt) (docs/physics.md, Cohesion)."},
+    {"Materials", "cohesion_scaling", GF_KEY_WORD, "none", "none, radius",
+     "none: cohesion is a pull in N, the same for every contact point of a pair; radius: in N/m, "
+     "times the contact's reduced radius r1 r2 / (r1 + r2) of the bodies' (bounding) radii, the "
+     "body's own against the geometry, as adhesion theories scale the pull-off force (DMT: 4 pi "
+     "gamma r for surface energy gamma) (docs/physics.md, Cohesion)."},
     {"Materials", "rolling_friction", GF_KEY_NUMBER, "0", "[0, 1000]",
      "Rolling resistance of every pair of materials without a Pair block, dimensionless: a "
      "contact's torque impulse about its tangents opposes the bodies' relative rolling and is at "

@@ -172,16 +172,18 @@ static gf_status contacts_push_point(gf_contacts *c, const gf_particles *p, int3
         c->vn[j] = NAN;
         c->rb[0][j] = c->rb[1][j] = c->rb[2][j] = 0.0;
     }
-    if (c->cohesive)
-        c->coh[j] = law->cohesion;
-    if (c->resistive) {
+    if (c->cohesive || c->resistive) {
         /* the reduced radius of the pair; against the geometry (infinite radius) the body's */
         double ra = p->radius[i1], rb = i2 >= 0 ? p->radius[i2] : INFINITY;
         double r = i2 >= 0 ? ra * rb / (ra + rb) : ra;
-        c->roll[j] = law->rolling * r;
-        c->twist[j] = law->twisting * r;
-        for (int d = 0; d < 3; ++d)
-            c->tau[d][j] = 0.0;
+        if (c->cohesive)
+            c->coh[j] = c->cohesion_per_radius ? law->cohesion * r : law->cohesion;
+        if (c->resistive) {
+            c->roll[j] = law->rolling * r;
+            c->twist[j] = law->twisting * r;
+            for (int d = 0; d < 3; ++d)
+                c->tau[d][j] = 0.0;
+        }
     }
     if (c->keep_points)
         for (int d = 0; d < 3; ++d)

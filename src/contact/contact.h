@@ -43,6 +43,9 @@ typedef struct {
     /* Whether any pair of materials has restitution, or cohesion (set by the caller): then e,
      * or coh, holds each contact's law, else it is not written (nor read). */
     int restitutive, cohesive;
+    /* Where cohesive: the pull of each contact, its pair's cohesion, times the pair's reduced
+     * radius where cohesion_per_radius (set by the caller: Materials.cohesion_scaling). */
+    int cohesion_per_radius;
     double *coh;
     /* Where `resistive` (any pair of materials has rolling or twisting resistance, set by the
      * caller): each contact's bounds per unit normal impulse (m), rolling_friction r and

@@ -601,7 +601,11 @@ static void write_materials(gf_h5file *f, const gf_sim *sim) {
         {"restitution", "1",
          "Poisson's coefficient of restitution of each pair of materials (symmetric)",
          m->restitution},
-        {"cohesion", "N", "the pull a touching contact point of each pair of materials can hold",
+        {"cohesion", m->cohesion_per_radius ? "N/m" : "N",
+         m->cohesion_per_radius
+             ? "the pull a touching contact point of each pair of materials can hold, per metre of "
+               "the pair's reduced radius r1 r2 / (r1 + r2) (Materials.cohesion_scaling radius)"
+             : "the pull a touching contact point of each pair of materials can hold",
          m->cohesion},
         {"rolling_friction", "1",
          "rolling resistance of each pair of materials: the rolling torque is at most this times "

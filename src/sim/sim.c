@@ -799,6 +799,7 @@ gf_status gf_sim_step(gf_sim *sim) {
         fmax(sim->materials.restitution_velocity, 2.0 * gf_norm(sim->gravity) * sim->dt);
     c->restitutive = gf_materials_restitutive(&sim->materials);
     c->cohesive = gf_materials_cohesive(&sim->materials);
+    c->cohesion_per_radius = sim->materials.cohesion_per_radius;
     c->resistive = gf_materials_resistive(&sim->materials);
     sim->cells.skin = sim->skin_fraction * sim->max_radius;
     gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials, sim->margin,
