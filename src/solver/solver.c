@@ -1526,8 +1526,16 @@ static gf_status restitute(gf_solver *s, gf_particles *p, gf_contacts *c,
         k->lambda[0] = k->lambda[1] = k->lambda[2] = 0.0;
         s->rebounding = 1;
     }
+    /* The two phases share the step's budget of sweeps, the second getting at least half
+     * of it to settle the rebounds (an unconverged compression leaves it no more). */
     gf_solver_result compression = *res;
-    GF_TRY(iterate(s, p, c, comm, n_interior, 1, res));
+    const long budget = s->prm.max_iterations, floor = (budget + 1) / 2;
+    if (s->prm.sweeps <= 0)
+        s->prm.max_iterations =
+            budget - compression.iterations > floor ? budget - compression.iterations : floor;
+    gf_status st = iterate(s, p, c, comm, n_interior, 1, res);
+    s->prm.max_iterations = budget;
+    GF_TRY(st);
     res->iterations += compression.iterations;
     res->blocks += compression.blocks;
     res->slots += compression.slots;
