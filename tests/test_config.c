@@ -312,6 +312,43 @@ static void test_override_paths(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* One of several blocks of a name is picked on the command line by its place, Name[n] from 1,
+ * or by its name key, Name[label]; without either the first is meant. A place or a label that
+ * is not there is refused, naming what is. */
+static void test_override_selectors(void **state) {
+    (void)state;
+    gf_config *cfg = parse_ok("M { P { name glass; d 1; }\n    P { name steel; d 2; }\n"
+                              "    P { name lead; d 3; } }\n");
+    GF_ASSERT_OK(gf_config_override(cfg, "-M.P[2].d=20"));
+    GF_ASSERT_OK(gf_config_override(cfg, "-M.P[lead].d=30"));
+    GF_ASSERT_OK(gf_config_override(cfg, "-M.P.d=10"));
+    gf_config_block *m = gf_config_section(gf_config_root(cfg), "M");
+    const double want[3] = {10, 20, 30};
+    for (size_t k = 0; k < 3; ++k) {
+        double d = 0;
+        GF_ASSERT_OK(gf_config_get_double(gf_config_section_nth(m, "P", k), "d", 0, &d));
+        if (d != want[k])
+            fail_msg("P %zu has d %g, not %g", k + 1, d, want[k]);
+    }
+    static const struct {
+        const char *arg, *says;
+    } bad[] = {{"-M.P[4].d=1", "there are 3 P blocks here, not 4"},
+               {"-M.P[0].d=1", "there are 3 P blocks here, not 0"},
+               {"-M.P[iron].d=1", "no P block here is named 'iron' (named: glass steel lead)"},
+               {"-M.Q[1].d=1", "there are 0 Q blocks here, not 1"},
+               {"-M.P[x-y].d=1", "Name[n] or Name[label] picks one of several"},
+               {"-M.P[2.d=1", "is not a valid block name"},
+               {"-M.P[].d=1", "is not a valid block name"},
+               {"-M.P.d[2]=1", "is not a valid key"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        assert_int_equal(gf_config_override(cfg, bad[i].arg), GF_ERR_INPUT);
+        if (!strstr(gf_error_message(), bad[i].says))
+            fail_msg("'%s': message '%s'", bad[i].arg, gf_error_message());
+        gf_error_clear();
+    }
+    gf_config_destroy(cfg);
+}
+
 /* A number on the command line too large for a double is reported as such, as in the file, not
  * silently taken as a string; text that merely contains such digits stays a string. */
 static void test_override_range(void **state) {
@@ -664,14 +701,23 @@ static void test_section_count_max(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_context),  cmocka_unit_test(test_section_count_max),
-        cmocka_unit_test(test_values),         cmocka_unit_test(test_type_errors),
-        cmocka_unit_test(test_unknown_keys),   cmocka_unit_test(test_overrides),
-        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_read_file),      cmocka_unit_test(test_override_paths),
-        cmocka_unit_test(test_override_range), cmocka_unit_test(test_cr_line_ends),
-        cmocka_unit_test(test_override_dump),  cmocka_unit_test(test_linear_time),
-        cmocka_unit_test(test_quaternions),    cmocka_unit_test(test_shortest_numbers),
+        cmocka_unit_test(test_error_context),
+        cmocka_unit_test(test_section_count_max),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_type_errors),
+        cmocka_unit_test(test_unknown_keys),
+        cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_override_paths),
+        cmocka_unit_test(test_override_selectors),
+        cmocka_unit_test(test_override_range),
+        cmocka_unit_test(test_cr_line_ends),
+        cmocka_unit_test(test_override_dump),
+        cmocka_unit_test(test_linear_time),
+        cmocka_unit_test(test_quaternions),
+        cmocka_unit_test(test_shortest_numbers),
         cmocka_unit_test(test_error_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

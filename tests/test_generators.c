@@ -567,6 +567,51 @@ static void test_large_lattice_counted_by_axis(void **state) {
     gf_walls_free(&w);
 }
 
+/* A mesh wholly outside the domain (an STL file in millimetres read as metres) is refused,
+ * naming its extents and the box's, unless it moves (it may come in); one reaching beyond the
+ * box is taken (with a warning). A file's mesh is scaled, turned and moved in that order. */
+static void test_mesh_outside_domain(void **state) {
+    (void)state;
+    const char *fmt = "Domain { min < 0, 0, 0 >; max < 0.2, 0.2, 0.2 >;\n"
+                      "  Mesh { shape rectangle; centre < %s, 0.1, 0.1 >; normal < 0, 0, 1 >;\n"
+                      "         width 1; height 1; velocity < %s, 0, 0 >; } }\n";
+    char text[512];
+    setup s;
+    snprintf(text, sizeof text, fmt, "5", "0");
+    assert_int_equal(setup_make(&s, text), GF_ERR_INPUT);
+    const char *msg = gf_error_message();
+    if (!strstr(msg, "gen.cfg:7: the mesh lies wholly outside the domain") ||
+        !strstr(msg, "spans [4.5, 5.5] x [-0.4, 0.6] x [0.1, 0.1] m, the domain [0, 0.2] x "
+                     "[0, 0.2] x [0, 0.2] m"))
+        fail_msg("message: %s", msg);
+    gf_error_clear();
+    gf_walls_free(&s.w);
+    gf_config_destroy(s.cfg);
+    snprintf(text, sizeof text, fmt, "5", "-1"); /* moving in */
+    GF_ASSERT_OK(setup_make(&s, text));
+    gf_walls_free(&s.w);
+    setup_free(&s);
+    snprintf(text, sizeof text, fmt, "0.1", "0"); /* a floor wider than the box */
+    GF_ASSERT_OK(setup_make(&s, text));
+    gf_walls_free(&s.w);
+    setup_free(&s);
+    /* An STL file (in mm, 12 x 40 x 3 from the origin) scaled, turned a quarter about z (x, y ->
+     * -y, x), then moved: its extents in the message show each step's effect. */
+    snprintf(
+        text, sizeof text,
+        "Domain { min < 0, 0, 0 >; max < 0.2, 0.2, 0.2 >;\n"
+        "  Mesh { file \"%s/configs/reference-mesh.stl\"; scale 0.001;\n"
+        "         rotation_axis < 0, 0, 2 >; rotation_angle %.17g; offset < -0.1, 0, 0 >; } }\n",
+        GF_SOURCE_DIR, M_PI / 2);
+    assert_int_equal(setup_make(&s, text), GF_ERR_INPUT);
+    msg = gf_error_message();
+    if (!strstr(msg, "spans [-0.14, -0.1] x [0, 0.012] x [0, 0.003] m"))
+        fail_msg("message: %s", msg);
+    gf_error_clear();
+    gf_walls_free(&s.w);
+    gf_config_destroy(s.cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normal_quantile),
@@ -577,6 +622,7 @@ int main(void) {
         cmocka_unit_test(test_lattice_rank_independent),
         cmocka_unit_test(test_inflow_shapes),
         cmocka_unit_test(test_large_lattice_counted_by_axis),
+        cmocka_unit_test(test_mesh_outside_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,8 @@ static void usage(void) {
         "Runs the granular-dynamics scenario described by FILE.cfg (see configs/ and docs/).\n"
         "Any key of the configuration can be overridden on the command line, e.g.\n"
         "  granflow demo.cfg -Time.steps=500 -Solver.model=coulomb\n"
+        "and one of several blocks of a name by its place or its name key, e.g.\n"
+        "  -Body[2].velocity=<0,0,-1>  -Materials.Material[steel].density=7800\n"
         "\n"
         "options:\n"
         "  --check      read and validate the configuration, print it, and stop (a lattice of\n"

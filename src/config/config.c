@@ -798,6 +798,66 @@ static gf_config_block *section_find_or_make(gf_config_block *parent, const char
     return g ? g->members[0] : block_new(parent->cfg, parent, name, 0, 0, 1);
 }
 
+/* A block component of a command-line path: `Name`, `Name[n]` (the n-th block of that name,
+ * from 1) or `Name[label]` (the one whose `name` key is label). Splits [p, end) into the name
+ * and the selector (sel_len 0: none); 0 if it is none of these. */
+static int split_component(const char *p, const char *end, size_t *name_len, const char **sel,
+                           size_t *sel_len) {
+    const char *lb = memchr(p, '[', (size_t)(end - p));
+    *sel = NULL;
+    *sel_len = 0;
+    *name_len = (size_t)((lb ? lb : end) - p);
+    if (!valid_name(p, *name_len))
+        return 0;
+    if (!lb)
+        return 1;
+    if (end[-1] != ']' || end - lb < 3)
+        return 0;
+    *sel = lb + 1;
+    *sel_len = (size_t)(end - 1 - *sel);
+    int digits = 1;
+    for (size_t i = 0; i < *sel_len; ++i)
+        digits &= isdigit((unsigned char)(*sel)[i]) != 0;
+    return (digits && *sel_len <= 9) || valid_name(*sel, *sel_len);
+}
+
+/* The block of the given name and selector under parent (see split_component): without a
+ * selector the first one, made if there is none. */
+static gf_config_block *override_block(gf_config_block *parent, const char *name, const char *sel,
+                                       size_t sel_len, const char *arg) {
+    if (sel_len == 0)
+        return section_find_or_make(parent, name);
+    child_group *g = find_group(parent, name);
+    size_t given = g ? g->n - g->nimplicit : 0, k = 0;
+    char label[260];
+    memcpy(label, sel, sel_len);
+    label[sel_len] = '\0';
+    int by_index = isdigit((unsigned char)label[0]);
+    long want = by_index ? atol(label) : 0;
+    char names[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; g && i < g->n; ++i) {
+        gf_config_block *m = g->members[i];
+        if (m->implicit)
+            continue;
+        ++k;
+        const entry *e = find_entry(m, "name");
+        if (by_index ? (long)k == want : (e && e->text && strcmp(e->text, label) == 0))
+            return m;
+        if (!by_index && e && e->text && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, " %s", e->text);
+    }
+    if (by_index)
+        gf_error_set(GF_ERR_INPUT, __FILE__, __LINE__,
+                     "command-line override '%s': there %s %zu %s block%s here, not %ld", arg,
+                     given == 1 ? "is" : "are", given, name, given == 1 ? "" : "s", want);
+    else
+        gf_error_set(GF_ERR_INPUT, __FILE__, __LINE__,
+                     "command-line override '%s': no %s block here is named '%s' (named:%s)", arg,
+                     name, label, used ? names : " none");
+    return NULL;
+}
+
 gf_status gf_config_override(gf_config *cfg, const char *arg) {
     const char *s = arg[0] == '-' ? arg + 1 : arg;
     const char *eq = strchr(s, '=');
@@ -821,12 +881,16 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
         if (end == p)
             return GF_ERROR(GF_ERR_INPUT, "command-line override '%s' has an empty %s", arg,
                             is_key ? "key" : "block name");
-        if (!valid_name(p, (size_t)(end - p)))
+        size_t name_len, sel_len;
+        const char *sel;
+        if (is_key ? !valid_name(p, (size_t)(end - p))
+                   : !split_component(p, end, &name_len, &sel, &sel_len))
             return GF_ERROR(GF_ERR_INPUT,
                             "command-line override '%s': '%.*s' is not a valid %s (letters, "
-                            "digits and '_', not starting with a digit)",
+                            "digits and '_', not starting with a digit%s)",
                             arg, (int)(end - p > 60 ? 60 : end - p), p,
-                            is_key ? "key" : "block name");
+                            is_key ? "key" : "block name",
+                            is_key ? "" : "; Name[n] or Name[label] picks one of several");
         if (is_key)
             break;
         if (++nblocks >= GF_CONFIG_MAX_DEPTH)
@@ -878,12 +942,14 @@ gf_status gf_config_override(gf_config *cfg, const char *arg) {
     for (const char *p = s; p < lastdot;) {
         const char *dot = memchr(p, '.', (size_t)(lastdot - p) + 1);
         char name[260];
-        size_t n = (size_t)(dot - p);
+        size_t n, sel_len;
+        const char *sel;
+        split_component(p, dot, &n, &sel, &sel_len); /* checked above */
         memcpy(name, p, n);
         name[n] = '\0';
         /* Naming a block on the command line is not reading it: a misspelt one stays unused
          * and is reported as an unknown block. */
-        b = section_find_or_make(b, name);
+        b = override_block(b, name, sel, sel_len, arg);
         if (!b) {
             free(tmp.text);
             return gf_error_status();

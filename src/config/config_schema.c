@@ -183,9 +183,15 @@ static const gf_config_key keys[] = {
     {"Domain/Cylinder", "length", GF_KEY_NUMBER, NULL, "> 0",
      "Its length along the axis, caps included (m)."},
     {"Domain/Mesh", "file", GF_KEY_STRING, "(this or shape)", "an STL file, ASCII or binary",
-     "The mesh's triangles, relative to the working directory."},
+     "The mesh's triangles, relative to the working directory. A mesh wholly outside the domain "
+     "is refused, naming its extents and the box's, unless it moves; one reaching beyond the "
+     "box is warned about."},
     {"Domain/Mesh", "scale", GF_KEY_NUMBER, "1", "[1e-12, 1e12]",
      "A file's coordinates are multiplied by this (0.001 for a file in mm) ..."},
+    {"Domain/Mesh", "rotation_axis", GF_KEY_VECTOR, "< 0, 0, 1 >", "nonzero",
+     "... then turned about this axis through the origin ..."},
+    {"Domain/Mesh", "rotation_angle", GF_KEY_NUMBER, "0", "[-1e6, 1e6]",
+     "... by this angle (rad, right-handed) ..."},
     {"Domain/Mesh", "offset", GF_KEY_VECTOR, "< 0, 0, 0 >", "", "... and then moved by this (m)."},
     {"Domain/Mesh", "shape", GF_KEY_WORD, "(this or file)", "rectangle, disc, cylinder, cone",
      "A surface made in place: a rectangle (centre, normal, edge, width, height), a disc "

@@ -443,7 +443,7 @@ gf_status gf_geometry_configure(gf_walls *w, double lo[3], double hi[3], int per
                                 gf_config_block_where(b, where, sizeof where)));
         GF_TRY(read_motion(w, b, GF_CYL_BASE + (int)w->ncyl - 1));
     }
-    GF_TRY(gf_geometry_configure_meshes(w, db, m));
+    GF_TRY(gf_geometry_configure_meshes(w, db, m, lo, hi));
     return read_mesh_schedules(w, db);
 }
 

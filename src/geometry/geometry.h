@@ -156,8 +156,11 @@ int gf_walls_turning(const gf_walls *w, int body);
 void gf_walls_angular_velocity(const gf_walls *w, int body, double omega[3]);
 /* The fastest any point of the geometry's surface moves (for the speculative margin). */
 double gf_walls_max_speed(const gf_walls *w);
-/* Reads the Mesh blocks of the Domain block (gf_geometry_configure calls it). */
-gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m);
+/* Reads the Mesh blocks of the Domain block, whose box is [lo, hi] (gf_geometry_configure calls
+ * it). A mesh wholly outside the box is an error unless it moves; one reaching beyond it is
+ * warned about (rank 0): both name the mesh's and the box's extents. */
+gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m,
+                                       const double lo[3], const double hi[3]);
 /* Whether a sphere at x of radius r overlaps mesh k (touching is not overlapping). */
 int gf_walls_mesh_overlap(const gf_walls *w, size_t k, const double x[3], double r);
 /* How deep a sphere at x of radius r reaches into mesh k (0 when clear). */

@@ -18,10 +18,12 @@
  * constant angular velocity (a rotation by |omega| dt about omega each step), so a drum's
  * position after many turns has only the rounding of its quaternion's products. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "geometry/geometry.h"
+#include "core/log.h"
 #include "core/vec.h"
 
 void gf_walls_free(gf_walls *w) {
@@ -167,16 +169,29 @@ static gf_status mesh_soup(const gf_walls *walls, gf_config_block *b, double **c
     GF_TRY(gf_config_get_long(b, "segments", 48, &segments));
     GF_TRY(gf_config_check_range(b, "segments", (double)segments, 3, 100000));
     if (file[0]) {
-        double scale, offset[3];
+        double scale, offset[3], axis[3], angle;
         GF_TRY(gf_config_get_double(b, "scale", 1.0, &scale));
         GF_TRY(gf_config_check_range(b, "scale", scale, 1e-12, 1e12));
         GF_TRY(gf_config_get_vec3(b, "offset", zero, offset));
+        GF_TRY(gf_config_get_vec3(b, "rotation_axis", ez, axis));
+        GF_TRY(gf_config_get_double(b, "rotation_angle", 0.0, &angle));
+        GF_TRY(gf_config_check_range(b, "rotation_angle", angle, -1e6, 1e6));
+        double len = gf_norm(axis);
+        if (!(len > 0.0) || !isfinite(len))
+            return GF_ERROR(GF_ERR_INPUT, "%s: Mesh.rotation_axis must be a nonzero finite vector",
+                            where);
+        const double s = sin(0.5 * angle) / len,
+                     q[4] = {cos(0.5 * angle), s * axis[0], s * axis[1], s * axis[2]};
         gf_status read = walls->stl_read ? walls->stl_read(walls->stl_ctx, file, corners, nt)
                                          : gf_trimesh_read_stl(file, corners, nt);
         GF_TRY(gf_error_context(read, "%s", where));
-        for (size_t k = 0; k < 3 * *nt; ++k)
+        for (size_t k = 0; k < 3 * *nt; ++k) { /* scaled, turned, then moved */
+            double *p = *corners + 3 * k, turned[3];
+            const double scaled[3] = {scale * p[0], scale * p[1], scale * p[2]};
+            gf_quat_rotate(q, scaled, turned);
             for (int d = 0; d < 3; ++d)
-                (*corners)[3 * k + d] = scale * (*corners)[3 * k + d] + offset[d];
+                p[d] = turned[d] + offset[d];
+        }
         return gf_config_get_vec3(b, "pivot", zero, pivot);
     }
     double c[3];
@@ -230,7 +245,51 @@ static gf_status mesh_soup(const gf_walls *walls, gf_config_block *b, double **c
     return gf_error_context(st, "%s", where);
 }
 
-gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m) {
+/* A mesh against the domain's box: wholly outside, no particle can ever touch it (an STL file in
+ * millimetres read as metres is the usual cause), so it is refused unless it moves (it may move
+ * in); reaching beyond the box, its part outside is inert, which is warned about. */
+static gf_status mesh_in_box(gf_config_block *b, const double *corners, size_t nt, int moves,
+                             const double lo[3], const double hi[3]) {
+    double mlo[3] = {INFINITY, INFINITY, INFINITY}, mhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t k = 0; k < 3 * nt; ++k)
+        for (int d = 0; d < 3; ++d) {
+            mlo[d] = fmin(mlo[d], corners[3 * k + d]);
+            mhi[d] = fmax(mhi[d], corners[3 * k + d]);
+        }
+    int outside = 0, beyond = 0;
+    for (int d = 0; d < 3; ++d) {
+        /* within rounding of the box's own coordinates counts as on it */
+        double tol = 1e-9 * fmax(hi[d] - lo[d], fmax(fabs(lo[d]), fabs(hi[d])));
+        outside |= mhi[d] < lo[d] - tol || mlo[d] > hi[d] + tol;
+        beyond |= mlo[d] < lo[d] - tol || mhi[d] > hi[d] + tol;
+    }
+    if (!beyond || nt == 0)
+        return GF_OK;
+    char where[512], file[1024], extent[512];
+    gf_config_block_where(b, where, sizeof where);
+    GF_TRY(gf_config_get_string(b, "file", "", file, sizeof file));
+    snprintf(extent, sizeof extent,
+             "spans [%g, %g] x [%g, %g] x [%g, %g] m, the domain [%g, %g] x [%g, %g] x [%g, %g] m",
+             mlo[0], mhi[0], mlo[1], mhi[1], mlo[2], mhi[2], lo[0], hi[0], lo[1], hi[1], lo[2],
+             hi[2]);
+    char name[1100] = "the mesh";
+    if (file[0])
+        snprintf(name, sizeof name, "the mesh '%s'", file);
+    if (outside && !moves)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "%s: %s lies wholly outside the domain, where no particle can touch it: it "
+                        "%s (a file in other units needs Mesh.scale, 0.001 for millimetres)",
+                        where, name, extent);
+    if (gf_log_rank() == 0)
+        gf_log_warn(
+            "%s: %s %s: it %s%s", where, name,
+            outside ? "starts wholly outside the domain" : "reaches beyond the domain", extent,
+            outside ? " (it moves, and may come in)" : "; its part outside can touch no particle");
+    return GF_OK;
+}
+
+gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const gf_materials *m,
+                                       const double lo[3], const double hi[3]) {
     static const double zero[3] = {0.0, 0.0, 0.0};
     size_t n = gf_config_section_count(db, "Mesh");
     for (size_t k = 0; k < n; ++k) {
@@ -245,6 +304,11 @@ gf_status gf_geometry_configure_meshes(gf_walls *w, gf_config_block *db, const g
             st = gf_config_get_vec3(b, "angular_velocity", zero, omega);
         if (st == GF_OK)
             st = gf_materials_lookup(m, b, "material", &mat);
+        if (st == GF_OK) {
+            int moves = gf_norm(v) > 0.0 || gf_norm(omega) > 0.0 ||
+                        gf_config_section_count(b, "Schedule") > 0;
+            st = mesh_in_box(b, corners, nt, moves, lo, hi);
+        }
         if (st == GF_OK) {
             char where[512];
             st = gf_error_context(gf_walls_add_mesh(w, nt, corners, pivot, v, omega, mat), "%s",

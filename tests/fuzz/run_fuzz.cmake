@@ -1,7 +1,7 @@
-# Runs a libFuzzer binary for SECONDS over a fresh copy of the seed CORPUS in WORK, with the
-# dictionary DICT; fails on any crash, leak, undefined behaviour or timeout, whose input libFuzzer
-# leaves in WORK.
-foreach(var FUZZER CORPUS DICT WORK SECONDS)
+# Runs a libFuzzer binary over RUNS inputs (or SECONDS of wall time, whichever comes first) from a
+# fresh copy of the seed CORPUS in WORK, with the dictionary DICT; fails on any crash, leak,
+# undefined behaviour or an input taking over 60 s (a hang), whose input libFuzzer leaves in WORK.
+foreach(var FUZZER CORPUS DICT WORK SECONDS RUNS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_fuzz.cmake needs -D${var}=...")
   endif()
@@ -11,7 +11,8 @@ file(MAKE_DIRECTORY ${WORK}/corpus)
 file(GLOB seeds ${CORPUS}/*)
 file(COPY ${seeds} DESTINATION ${WORK}/corpus)
 execute_process(
-  COMMAND ${FUZZER} -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048 -max_len=4096
+  COMMAND ${FUZZER} -runs=${RUNS} -max_total_time=${SECONDS} -timeout=60 -rss_limit_mb=2048
+          -max_len=4096
           -dict=${DICT} -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK}/corpus
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
