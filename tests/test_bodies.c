@@ -526,6 +526,41 @@ static void test_bad_bodies_refused(void **state) {
     gf_config_destroy(cfg);
 }
 
+/* A penetration is judged against the thinner body's smallest half extent or radius
+ * (gf_particles_thickness): per shape, and in a run's figures a box 2 cm thick pressed 1 mm
+ * into the floor is 10 % in, not the 0.7 % of its 14 cm bounding radius. */
+static void test_penetration_against_thickness(void **state) {
+    (void)state;
+    gf_sim sim;
+    gf_test_sim_make(&sim, "thick.cfg",
+                     "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
+                     "Materials { Material { name m; density 1000; } }\n"
+                     "Clump { name pair; Sphere { centre <0,0,0>; radius 0.02; }\n"
+                     "        Sphere { centre <0.03,0,0>; radius 0.015; } }\n"
+                     "Body { shape box; half_extents <0.1,0.1,0.01>; position <0,0,0.01>; "
+                     "material m; }\n"
+                     "Body { shape sphere; radius 0.03; position <0.5,0.5,0.5>; material m; }\n"
+                     "Body { shape capsule; radius 0.01; half_length 0.05; "
+                     "position <-0.5,0.5,0.5>; material m; }\n"
+                     "Body { shape cylinder; radius 0.04; half_length 0.015; "
+                     "position <0.5,-0.5,0.5>; material m; }\n"
+                     "Body { shape clump; clump pair; scale 2; position <-0.5,-0.5,0.5>; "
+                     "material m; }\n"
+                     "Time { dt 1e-5; steps 1; }\n");
+    gf_particles *p = &sim.particles;
+    const double want[5] = {0.01, 0.03, 0.01, 0.015, 0.03}; /* by id: box .. clump (2 x 0.015) */
+    for (size_t i = 0; i < p->n_local; ++i) {
+        GF_ASSERT_NEAR(gf_particles_thickness(p, i), want[p->id[i]], 1e-15);
+        if (p->id[i] == 0) /* pressed 1 mm into the floor (a configuration may not do that) */
+            p->x[2][i] = 0.009;
+    }
+    gf_test_sim_run(&sim, 1);
+    GF_ASSERT_NEAR(sim.figures.max_penetration, 1e-3, 1e-12);
+    GF_ASSERT_NEAR(sim.figures.max_penetration_rel, 0.1, 1e-9);
+    GF_ASSERT_NEAR(sim.deepest.rel, 0.1, 1e-9);
+    gf_sim_free(&sim);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_at_rest),
@@ -538,6 +573,7 @@ int main(void) {
         cmocka_unit_test(test_spinning_rod_meets_the_floor),
         cmocka_unit_test(test_fixed_bodies_touching),
         cmocka_unit_test(test_bad_bodies_refused),
+        cmocka_unit_test(test_penetration_against_thickness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,3 +301,27 @@ double gf_particles_potential_energy(const gf_particles *p, const double gravity
     }
     return e;
 }
+
+double gf_particles_thickness(const gf_particles *p, size_t i) {
+    const double a = p->dim[0][i], b = p->dim[1][i], c = p->dim[2][i];
+    switch (p->shape[i]) {
+    case GF_SHAPE_SPHERE:
+    case GF_SHAPE_CAPSULE:
+        return a;
+    case GF_SHAPE_BOX:
+        return fmin(a, fmin(b, c));
+    case GF_SHAPE_CYLINDER:
+        return fmin(a, b);
+    case GF_SHAPE_CLUMP:
+        if (p->clumps && p->clump[i] >= 0 && (size_t)p->clump[i] < p->clumps->count) {
+            const gf_clump *t = &p->clumps->item[p->clump[i]];
+            double r = INFINITY;
+            for (int k = 0; k < t->count; ++k)
+                r = fmin(r, t->radius[k]);
+            return a * r;
+        }
+        return p->radius[i];
+    default:
+        return p->radius[i];
+    }
+}

@@ -81,6 +81,11 @@ void gf_particles_pose(const gf_particles *p, size_t i, const gf_shape *shape, g
 void gf_particles_inv_inertia_world(const gf_particles *p, size_t i, double out[6]);
 
 double gf_particles_kinetic_energy(const gf_particles *p);
+/* Particle i's thinnest dimension: a sphere's or capsule's radius, a box's smallest half
+ * extent, the smaller of a cylinder's radius and half length, a clump's smallest member radius.
+ * Penetrations are judged against it (a 5.8 cm overlap of a brick 25 cm thick is 23 %, not the
+ * 8.7 % of its bounding radius). */
+double gf_particles_thickness(const gf_particles *p, size_t i);
 /* Gravitational potential energy of the owned particles of finite mass relative to the origin:
  * -sum m g.x. */
 double gf_particles_potential_energy(const gf_particles *p, const double gravity[3]);

@@ -186,7 +186,7 @@ void gf_stats_finish(gf_stats *st, const gf_sim *sim) {
             gf_log_info("  %-46s %14.4g", "inflow rate (particles/s)",
                         (double)(sim->created_inflow - st->first_created) / span);
         gf_log_info("  (averages over the sampled steps; the penetration over every step; "
-                    "\"of radius\": of the smaller radius of the pair)");
+                    "\"of radius\": of the thinner body's smallest half extent or radius)");
     }
     if (st->csv)
         fclose(st->csv);

@@ -38,9 +38,9 @@ void gf_sim_tally_step(gf_sim *sim) {
         if (pen < 0.0)
             continue;
         f.touching++;
-        double r = p->radius[c->i1[j]];
+        double r = gf_particles_thickness(p, (size_t)c->i1[j]);
         if (c->i2[j] >= 0)
-            r = fmin(r, p->radius[c->i2[j]]);
+            r = fmin(r, gf_particles_thickness(p, (size_t)c->i2[j]));
         f.max_penetration = fmax(f.max_penetration, pen);
         f.max_penetration_rel = fmax(f.max_penetration_rel, pen / r);
         if (pen / r > sim->deepest.rel) {
@@ -326,15 +326,15 @@ void gf_sim_print_summary(gf_sim *sim) {
                     sim->residual_max);
     if ((sim->residual_steps > 0 || sim->stalled_steps > 0) && sim->solver_params.tolerance > 0.0)
         log_convergence(sim, steps);
-    gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the smaller "
-                "radius of the pair",
+    gf_log_info("  max. penetration over every step of this run: %.4g m, %.3g%% of the thinner "
+                "body's smallest half extent or radius",
                 pen[0], 100.0 * pen[1]);
     if (deepest.rel > 0.0) {
         char b1[160], b2[160];
         body_name(sim, deepest.id1, deepest.shape1, b1, sizeof b1);
         body_name(sim, deepest.id2, deepest.shape2, b2, sizeof b2);
         gf_log_info("  the deepest relative to its pair: %s against %s in step %lld, %.4g m "
-                    "(%.3g%% of the smaller radius)",
+                    "(%.3g%% of the thinner body's smallest half extent or radius)",
                     b1, b2, (long long)deepest.step, deepest.depth, 100.0 * deepest.rel);
     }
     if (sim->balance_count > 0)

@@ -24,7 +24,8 @@
 
 /* The contacts of a step on this rank: the solved set (speculative pairs within the margin
  * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),
- * and the deepest penetration, in metres and relative to the smaller radius of the pair. Taken
+ * and the deepest penetration, in metres and relative to the thinner body's smallest half extent
+ * or radius (gf_particles_thickness). Taken
  * right after the solve, while the pairs' particle indices are still valid. */
 /* Load balancing keeps the subdomains this many interaction ranges (2 r + margin) thick: room
  * for the margin to grow between balancings. */
@@ -61,7 +62,7 @@ typedef struct {
     double max_penetration, max_penetration_rel;
 } gf_contact_figures;
 
-/* The contact of a run's deepest penetration relative to the smaller radius of its pair (this
+/* The contact of a run's deepest penetration relative to its pair's thickness (this
  * rank): the bodies' global ids (geometry body k: -1 - k), their shapes (geometry: -1), the
  * step. */
 typedef struct {
