@@ -660,6 +660,41 @@ static void test_stalled_steps_reported_apart(void **state) {
     gf_sim_free(&sim);
 }
 
+/* Solver.max_iterations bounds a step's sweeps: the solves resumed after near pairs are added
+ * share one more budget of it, then make one sweep each (one per added contact at most). A row
+ * of twelve spheres 0.1 mm apart, the first driven into the others at 5 m/s with no margin:
+ * each resume lets the next pair close, so a step resumes again and again (30 sweeps in its
+ * first step at max_iterations 4 when each resume had the whole budget). */
+static void test_resumes_bounded(void **state) {
+    (void)state;
+    char text[4096] = "Domain { min <-1,-1,0>; max <1,1,1>; box_walls true; }\n"
+                      "Materials { Material { name m; density 1000; } }\n"
+                      "Physics { gravity <0,0,0>; }\n"
+                      "Contact { margin_fraction 0; }\n"
+                      "Solver { max_iterations 4; tolerance 1e-12; }\n"
+                      "Time { dt 1e-3; steps 10; }\n";
+    for (int i = 0; i < 12; ++i) {
+        char body[256];
+        snprintf(body, sizeof body,
+                 "Body { shape sphere; radius 0.01; position <%.17g,0,0.5>; velocity <%g,0,0>; "
+                 "material m; }\n",
+                 -0.3 + 0.0201 * i, i == 0 ? 5.0 : 0.0);
+        strncat(text, body, sizeof text - strlen(text) - 1);
+    }
+    gf_sim sim;
+    gf_test_sim_make(&sim, "chain.cfg", text);
+    for (int k = 0; k < 3; ++k) {
+        int64_t promoted = sim.promoted_contacts;
+        gf_test_sim_run(&sim, 1);
+        long added = (long)(sim.promoted_contacts - promoted);
+        if (!(sim.last_solve.iterations <= 2 * 4 + added))
+            fail_msg("step %d: %ld sweeps with %ld contacts added (at most %ld)", k + 1,
+                     sim.last_solve.iterations, added, 2 * 4 + added);
+    }
+    assert_true(sim.resumed_iterations > 0); /* the resumes were made */
+    gf_sim_free(&sim);
+}
+
 int main(void) {
     gf_log_set_quiet(1);
     const struct CMUnitTest tests[] = {
@@ -669,6 +704,7 @@ int main(void) {
         cmocka_unit_test(test_over_relaxed_column),
         cmocka_unit_test(test_over_relaxed_in_cone),
         cmocka_unit_test(test_chain_impact),
+        cmocka_unit_test(test_resumes_bounded),
         cmocka_unit_test(test_sweep_counts),
         cmocka_unit_test(test_configure_sweeps),
         cmocka_unit_test(test_rank_colors),

@@ -442,8 +442,9 @@ static const gf_config_key keys[] = {
      "jacobi makes every sweep a Jacobi sweep, so results do not depend on the decomposition (to "
      "rounding); it converges more slowly."},
     {"Solver", "max_iterations", GF_KEY_INTEGER, "200", "[1, 1e9]",
-     "The most sweeps per step; steps that end there without converging are counted and "
-     "reported."},
+     "The most sweeps of a step's solve (restitution's two phases share them); the solves "
+     "resumed after near pairs are added share as many more, then make one sweep each. Steps "
+     "that end there without converging are counted and reported."},
     {"Solver", "tolerance", GF_KEY_NUMBER, "1e-5", "[0, 1]",
      "The stopping test: the velocities are estimated to be within tolerance times the largest "
      "contact speed of the step of the converged ones; 0: never stop early. The default keeps "

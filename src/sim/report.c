@@ -303,8 +303,9 @@ void gf_sim_print_summary(gf_sim *sim) {
                     100.0 * (double)sim->ghost_builds / (double)exchanges);
     if (sim->per_pair)
         gf_log_info("  near pairs the solved velocities would close, added after the solve: %.3g "
-                    "per step",
-                    (double)counts[6] / steps);
+                    "per step; the solves resumed for them: %.3g sweeps per step (together at "
+                    "most Solver.max_iterations in a step, then one sweep each)",
+                    (double)counts[6] / steps, (double)sim->resumed_iterations / steps);
     gf_log_info("  solver sweeps per step: %.1f; steps that ended at max_iterations without "
                 "converging: %ld (%.1f%%)",
                 (double)sim->total_iterations / steps, sim->unconverged_steps,

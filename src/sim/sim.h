@@ -153,9 +153,11 @@ typedef struct {
     gf_deepest_contact deepest;
     int64_t stepped_particles;
     int64_t total_iterations;
-    int64_t total_blocks[2]; /* blocks solved, contacts x sweeps (gf_solver_result) */
-    int64_t total_joints[2]; /* joint block solves, those solved point by point */
-    long unconverged_steps;  /* steps whose solve ended at max_iterations (the same on all ranks) */
+    int64_t resumed_iterations; /* of those, the sweeps of solves resumed after near pairs were
+                                   added (the same on every rank) */
+    int64_t total_blocks[2];    /* blocks solved, contacts x sweeps (gf_solver_result) */
+    int64_t total_joints[2];    /* joint block solves, those solved point by point */
+    long unconverged_steps; /* steps whose solve ended at max_iterations (the same on all ranks) */
     double residual_sum, residual_max; /* of the solves' residuals reached (global) */
     long residual_steps;
     /* Steps whose sweeps had stopped contracting (gf_solver_result.stalled): no estimate, kept
