@@ -1,7 +1,9 @@
 /* Weak- and strong-scaling driver (issues 4, 13): a dense, colliding packing of spheres in a
  * periodic box, N steps, one CSV line on stdout (rank 0):
  *   mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank,
- *   comm_share,comm_share_max
+ *   comm_share,comm_share_max,cpu_seconds_per_rank
+ * seconds is the wall time of the timed steps; cpu_seconds_per_rank the CPU time (user + system)
+ * the ranks spent in them, averaged (on shared or oversubscribed cores the two part).
  * comm_share is the share of the timed steps' wall time a rank spends in the "communicate"
  * phase (GF_TIMER_COMM: the solver's synchronisations and maxima, the ghost exchange and
  * migration), averaged over the ranks; comm_share_max that of the rank with the most. Beyond
@@ -20,6 +22,7 @@
 #include "core/rng.h"
 #include "sim/sim.h"
 #include "core/timer.h"
+#include "bench_util.h"
 
 static int fail(const gf_par *par, const char *what) {
     if (par->rank == 0)
@@ -99,7 +102,7 @@ int main(int argc, char **argv) {
         if (gf_sim_step(&sim) != GF_OK)
             return fail(&par, "step");
     gf_par_barrier(&par);
-    double t0 = gf_wtime();
+    double t0 = gf_wtime(), cpu0 = bench_cpu_seconds();
     /* The step timers run since the warm-up: only the timed steps' share counts. */
     double comm0 = sim.timers.elapsed[GF_TIMER_COMM];
     double work = 0; /* contacts x sweeps */
@@ -109,18 +112,20 @@ int main(int argc, char **argv) {
         work += (double)sim.contacts.count * (double)sim.last_solve.iterations;
     }
     double comm = sim.timers.elapsed[GF_TIMER_COMM] - comm0;
+    double cpu = bench_cpu_seconds() - cpu0;
     gf_par_barrier(&par);
     double t = gf_wtime() - t0;
-    double sums[2] = {work, comm}, most[1] = {comm};
-    if (gf_par_allreduce_double(&par, sums, 2, GF_PAR_SUM) != GF_OK ||
+    double sums[3] = {work, comm, cpu}, most[1] = {comm};
+    if (gf_par_allreduce_double(&par, sums, 3, GF_PAR_SUM) != GF_OK ||
         gf_par_allreduce_double(&par, most, 1, GF_PAR_MAX) != GF_OK)
         return fail(&par, "reduction");
     if (gf_sim_check_particles(&sim) != GF_OK)
         return fail(&par, "accounting");
     if (par.rank == 0)
-        printf("%s,%d,%ld,%ld,%ld,%.6f,%.6e,%.6e,%.4f,%.4f\n", weak ? "weak" : "strong", par.size,
-               sysconf(_SC_NPROCESSORS_ONLN), (long)total, steps, t, (double)total * steps / t,
-               sums[0] / t / par.size, sums[1] / par.size / t, most[0] / t);
+        printf("%s,%d,%ld,%ld,%ld,%.6f,%.6e,%.6e,%.4f,%.4f,%.6f\n", weak ? "weak" : "strong",
+               par.size, sysconf(_SC_NPROCESSORS_ONLN), (long)total, steps, t,
+               (double)total * steps / t, sums[0] / t / par.size, sums[1] / par.size / t,
+               most[0] / t, sums[2] / par.size);
     gf_sim_free(&sim);
     gf_par_finalize();
     return 0;

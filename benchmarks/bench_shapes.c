@@ -3,9 +3,12 @@
  * plus 2% (so neighbours are 2% of their size apart: faces on faces for boxes), turned by up to
  * 2 degrees at random, with random velocities, in a periodic box without gravity. For each shape,
  * per step: the contact points found, the time of detection per contact point, the contact
- * iterations (points x sweeps, a fixed 20 sweeps) per second of solve, and the share of contact
- * blocks that take the general maximum-dissipation kernel (the others are sphere blocks, whose
- * closed form the sweep inlines). Rates relative to spheres close each line. Usage: bench_shapes
+ * iterations (points x sweeps, a fixed 20 sweeps) per second of solve, the share of them whose
+ * block was solved rather than skipped and the rate of those, the share of contact blocks that
+ * take the general maximum-dissipation kernel (the others are sphere blocks, whose closed form the
+ * sweep inlines) and the CPU time of the thread per step (the phase timers are wall clocks).
+ * Rates relative to spheres close each line (solve: of the blocks solved, skipping aside).
+ * Usage: bench_shapes
  * [SIDE [STEPS]] (SIDE^3 bodies, 12; 30 steps). Run at 1 rank for per-core rates. */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "sim/sim.h"
+#include "bench_util.h"
 
 static int fail(const gf_par *par, const char *what) {
     fprintf(stderr, "bench_shapes: %s: %s\n", what, gf_error_message());
@@ -41,6 +45,8 @@ static gf_shape shape_of(int type, double R) {
 
 typedef struct {
     double points, detect_per_point, iterations_per_s, general_share;
+    double solved_share; /* of the contact iterations, those whose block was solved */
+    double cpu_per_step; /* CPU seconds of the thread */
 } result;
 
 static int run(const gf_par *par, int type, long side, long steps, result *out) {
@@ -120,14 +126,19 @@ static int run(const gf_par *par, int type, long side, long steps, result *out) 
         if (gf_sim_step(&sim) != GF_OK)
             return fail(par, "step");
     gf_timers_reset(&sim.timers);
-    double points = 0, work = 0, general = 0;
+    double points = 0, work = 0, general = 0, blocks = 0, slots = 0;
+    const double cpu0 = bench_thread_seconds();
     for (long s = 0; s < steps; ++s) {
         if (gf_sim_step(&sim) != GF_OK)
             return fail(par, "step");
         points += (double)sim.contacts.count;
         work += (double)sim.contacts.count * (double)sim.last_solve.iterations;
         general += (double)gf_solver_general_count(&sim.solver);
+        blocks += (double)sim.last_solve.blocks;
+        slots += (double)sim.last_solve.slots;
     }
+    out->cpu_per_step = (bench_thread_seconds() - cpu0) / (double)steps;
+    out->solved_share = slots > 0 ? blocks / slots : 0.0;
     out->points = points / (double)steps;
     out->detect_per_point = sim.timers.elapsed[GF_TIMER_DETECT] / points;
     out->iterations_per_s = work / sim.timers.elapsed[GF_TIMER_SOLVE];
@@ -146,15 +157,18 @@ int main(int argc, char **argv) {
     result r[5];
     printf("%ld bodies per shape, %ld steps, 20 sweeps per step, 1 rank\n", side * side * side,
            steps);
-    printf("shape     points/step  detect ns/point  contact iterations/s  general kernel  "
-           "detect vs spheres  solve vs spheres\n");
+    printf("shape     points/step  detect ns/point  contact iterations/s  solved  solved blocks/s  "
+           "general kernel  CPU ms/step  detect vs spheres  solve vs spheres\n");
     for (int k = 0; k < 5; ++k) {
         if (run(&par, types[k], side, steps, &r[k]))
             return 1;
-        printf("%-9s %11.0f %16.1f %21.3e %14.1f%% %17.2fx %16.2fx\n", gf_shape_name(types[k]),
-               r[k].points, 1e9 * r[k].detect_per_point, r[k].iterations_per_s,
-               100.0 * r[k].general_share, r[k].detect_per_point / r[0].detect_per_point,
-               r[0].iterations_per_s / r[k].iterations_per_s);
+        printf("%-9s %11.0f %16.1f %21.3e %6.1f%% %16.3e %14.1f%% %12.2f %17.2fx %16.2fx\n",
+               gf_shape_name(types[k]), r[k].points, 1e9 * r[k].detect_per_point,
+               r[k].iterations_per_s, 100.0 * r[k].solved_share,
+               r[k].iterations_per_s * r[k].solved_share, 100.0 * r[k].general_share,
+               1e3 * r[k].cpu_per_step, r[k].detect_per_point / r[0].detect_per_point,
+               (r[0].iterations_per_s * r[0].solved_share) /
+                   (r[k].iterations_per_s * r[k].solved_share));
     }
     gf_par_finalize();
     return 0;

@@ -10,15 +10,16 @@
  * The packing: a simple cubic lattice of spheres of 0.5 mm touching their 6 neighbours, on a
  * floor, under gravity, with random velocities of up to 1 cm/s and friction 0.5 (a mix of
  * sticking, sliding and separating contacts). Each order is detected and prepared once, then solved
- * with a fixed number of sweeps several times from the same free velocities; the best time counts.
+ * with a fixed number of sweeps several times from the same free velocities; the median counts,
+ * in CPU time of the thread (the cores are shared) with the wall clock beside it.
  * Printed: contacts, ns per contact iteration, contact iterations per second, the bytes the sweep
  * streams per contact iteration (the solver's contact record and two body records), each
  * order's rate relative to the lattice's, and the share of the iterations whose block was
  * solved (Gauss-Seidel skips a block whose bodies have not changed since it last changed
- * nothing: the rate counts contacts x sweeps, so a high share keeps it honest), and the best time
- * of a detection that keeps its pair list (the path of most steps of a run; it includes putting
- * the contacts in cell order).
- * Usage: bench_sweep [SIDE [SWEEPS [REPEATS]]]  (SIDE^3 spheres, 59: 2.05e5; 20; 3). */
+ * nothing: the raw rate counts contacts x sweeps, so the rate of blocks solved is printed beside
+ * it), and the median CPU time of a detection that keeps its pair list (the path of most steps of a
+ * run; it includes putting the contacts in cell order). Usage: bench_sweep [SIDE [SWEEPS
+ * [REPEATS]]]  (SIDE^3 spheres, 59: 2.05e5; 20; 3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +32,21 @@
 #include "core/rng.h"
 #include "solver/solver.h"
 #include "core/timer.h"
+#include "bench_util.h"
 
 static int fail(const char *what) {
     fprintf(stderr, "bench_sweep: %s: %s\n", what, gf_error_message());
     return 1;
 }
 
+#define BENCH_MAX_REPEATS 64
+
 typedef struct {
     size_t contacts;
-    double seconds; /* best solve */
+    double seconds; /* median solve, CPU time of the thread */
+    double wall;    /* median solve, wall clock */
     double solved;  /* share of the contact iterations whose block was solved, not skipped */
-    double detect;  /* best detection with the pair list kept (a step's path), seconds */
+    double detect;  /* median detection with the pair list kept (a step's path), CPU seconds */
 } result;
 
 static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materials *m, long sweeps,
@@ -62,13 +67,13 @@ static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materi
         st = GF_ERROR(GF_ERR_MEMORY, "velocities");
     if (st == GF_OK)
         st = gf_contact_detect(p, w, m, 1e-5, &lc, &c);
-    out->detect = INFINITY;
+    double cpu[BENCH_MAX_REPEATS], wall[BENCH_MAX_REPEATS];
     for (int r = 0; r < repeats && st == GF_OK; ++r) {
-        double t0 = gf_wtime();
+        double t0 = bench_thread_seconds();
         st = gf_contact_detect(p, w, m, 1e-5, &lc, &c);
-        double t = gf_wtime() - t0;
-        out->detect = t < out->detect ? t : out->detect;
+        cpu[r] = bench_thread_seconds() - t0;
     }
+    out->detect = st == GF_OK ? bench_median(cpu, repeats) : INFINITY;
     if (st == GF_OK) {
         gf_integrate_free_velocity(p, g, dt);
         for (int k = 0; k < 3; ++k) {
@@ -78,7 +83,6 @@ static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materi
         st = gf_solver_prepare(&s, p, &c);
     }
     out->contacts = c.count;
-    out->seconds = INFINITY;
     for (int r = 0; r < repeats && st == GF_OK; ++r) {
         for (int k = 0; k < 3; ++k) {
             memcpy(p->v[k], v0 + k * n, n * sizeof *v0);
@@ -87,12 +91,14 @@ static gf_status solve_order(gf_particles *p, const gf_walls *w, const gf_materi
         for (size_t j = 0; j < c.count; ++j)
             c.lambda[0][j] = c.lambda[1][j] = c.lambda[2][j] = 0.0;
         gf_solver_result res;
-        double t0 = gf_wtime();
+        double t0 = bench_thread_seconds(), w0 = gf_wtime();
         st = gf_solver_solve(&s, p, w, &c, dt, NULL, &res);
-        double t = gf_wtime() - t0;
-        out->seconds = t < out->seconds ? t : out->seconds;
+        cpu[r] = bench_thread_seconds() - t0;
+        wall[r] = gf_wtime() - w0;
         out->solved = res.slots > 0 ? (double)res.blocks / (double)res.slots : 0.0;
     }
+    out->seconds = st == GF_OK ? bench_median(cpu, repeats) : INFINITY;
+    out->wall = st == GF_OK ? bench_median(wall, repeats) : INFINITY;
     /* Back to the velocities of the packing, for the next order. */
     for (int k = 0; k < 3 && v0; ++k) {
         memcpy(p->v[k], v0 + k * n, n * sizeof *v0);
@@ -125,8 +131,9 @@ static gf_status scramble(gf_particles *p) {
 int main(int argc, char **argv) {
     long side = argc > 1 ? atol(argv[1]) : 59, sweeps = argc > 2 ? atol(argv[2]) : 20;
     int repeats = argc > 3 ? atoi(argv[3]) : 3;
-    if (side < 2 || sweeps < 1 || repeats < 1) {
-        fprintf(stderr, "usage: bench_sweep [SIDE>=2 [SWEEPS>=1 [REPEATS>=1]]]\n");
+    if (side < 2 || sweeps < 1 || repeats < 1 || repeats > BENCH_MAX_REPEATS) {
+        fprintf(stderr, "usage: bench_sweep [SIDE>=2 [SWEEPS>=1 [REPEATS in 1..%d]]]\n",
+                BENCH_MAX_REPEATS);
         return 2;
     }
     const double R = 0.0005, density = 2650.0;
@@ -174,16 +181,18 @@ int main(int argc, char **argv) {
             return fail(names[o]);
     }
     size_t bytes = gf_solver_bytes_per_iteration();
-    printf("bench_sweep: %ld spheres, %ld sweeps, best of %d solves, 1 core\n", side * side * side,
-           sweeps, repeats);
-    printf("%-10s %10s %12s %14s %10s %10s %8s %10s\n", "order", "contacts", "ns/iter", "iter/s",
-           "bytes/it", "vs lattice", "solved", "detect_ms");
+    printf("bench_sweep: %ld spheres, %ld sweeps, median of %d solves, 1 core; CPU time of the "
+           "thread (wall clock beside)\n",
+           side * side * side, sweeps, repeats);
+    printf("%-10s %9s %8s %9s %11s %8s %11s %9s %10s %10s\n", "order", "contacts", "ns/iter",
+           "wall ns", "iter/s", "solved", "solved/s", "bytes/it", "vs lattice", "detect_ms");
     for (int o = 0; o < 2 + have_sort; ++o) {
         double iters = (double)res[o].contacts * (double)sweeps;
         double rate = iters / res[o].seconds;
         double base = (double)res[0].contacts * (double)sweeps / res[0].seconds;
-        printf("%-10s %10zu %12.1f %14.3e %10zu %9.2fx %7.1f%% %10.2f\n", names[o], res[o].contacts,
-               1e9 * res[o].seconds / iters, rate, bytes, rate / base, 100.0 * res[o].solved,
+        printf("%-10s %9zu %8.1f %9.1f %11.3e %7.1f%% %11.3e %9zu %9.2fx %10.2f\n", names[o],
+               res[o].contacts, 1e9 * res[o].seconds / iters, 1e9 * res[o].wall / iters, rate,
+               100.0 * res[o].solved, rate * res[o].solved, bytes, rate / base,
                1e3 * res[o].detect);
     }
     gf_particles_free(&p);

@@ -15,6 +15,25 @@ static inline double bench_cpu_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the calling thread: a single-threaded timing the other sessions on the shared
+ * cores do not inflate (they do inflate the wall clock). */
+static inline double bench_thread_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The median of n values (sorts them). */
+static inline double bench_median(double *x, int n) {
+    for (int i = 1; i < n; ++i) /* insertion sort: n is a handful of repeats */
+        for (int j = i; j > 0 && x[j - 1] > x[j]; --j) {
+            double t = x[j];
+            x[j] = x[j - 1];
+            x[j - 1] = t;
+        }
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 /* Prints `what` and the library's message as `name: what: message`, and ends the job. */
 static inline int bench_fail(const char *name, const gf_par *par, const char *what) {
     fprintf(stderr, "%s: %s: %s\n", name, what, gf_error_message());

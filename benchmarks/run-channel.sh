@@ -75,7 +75,9 @@ run() {
         function num(s) { gsub(/[^0-9.eE+-]/, "", s); return s }
         /solver .*, dt .* s, steps/ { for (i = 1; i < NF; ++i) if ($i == "dt") dt = $(i + 1) }
         /^run summary:/ { insum = 1; steps = $3 }
-        insum && $1 == "communicate" { comm = num($NF) / 100 }
+        insum && ($1 == "communicate" || ($1 == "local" && $2 == "copies")) { comm = num($NF) / 100 }
+        # builds up to 12ef585: "mean contacts per step: C, mean solver sweeps per step: S"
+        insum && /mean contacts per step:/ { solved = num($5); sweeps = num($NF); next }
         insum && $1 == "total" { wall = $NF }
         insum && /contacts per step:/ {
             for (i = 1; i <= NF; ++i) {
@@ -130,7 +132,7 @@ awk -F, '
     }' "$csv" 2> "$out/legend.txt" | column -s, -t | sed 's/^/  /'
 sed 's/^/  mpirun options /' "$out/legend.txt"
 rm -f "$out/legend.txt"
-echo "  (contacts and sweeps per step; max_pen_%r: % of the smaller radius of the pair; comm_%:"
+echo "  (contacts and sweeps per step; max_pen_%r: % of the pair's thinner body's smallest half extent or radius (of the smaller radius before a9ce729); comm_%:"
 echo "  share of the time in the communicate phase, averaged over ranks)"
 echo
 # Ratios of wall times from this one invocation.

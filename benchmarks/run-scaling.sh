@@ -43,9 +43,9 @@ csv="$out/scaling.csv"
 awk -F, -v cores="$cores" -v used="$used" -v load="$(uptime | sed 's/.*load average: //')" '
     BEGIN { print "# ranks beyond " cores " cores are oversubscribed; load average after the runs " load
             printf "%s", used
-            print "mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank,efficiency,comm_share,comm_share_max" }
+            print "mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank,efficiency,comm_share,comm_share_max,cpu_seconds_per_rank" }
     { if ($2 == 1) { t1[$1] = $6; n1[$1] = $4 }
-      printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%s\n", $1, $2, $3, $4, $5, $6, $7, $8, t1[$1] * $4 / (n1[$1] * $2 * $6), $9, $10 }' "$raw" > "$csv"
+      printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%s,%s\n", $1, $2, $3, $4, $5, $6, $7, $8, t1[$1] * $4 / (n1[$1] * $2 * $6), $9, $10, $11 }' "$raw" > "$csv"
 "$build/tools/gf-plot" "$csv" "$out/efficiency.png" --x ranks --y efficiency --group mode \
     --title "granflow parallel efficiency ($cores cores)" --ylabel "parallel efficiency" --hline 1
 "$build/tools/gf-plot" "$csv" "$out/rate.png" --x ranks --y updates_per_s --group mode \
