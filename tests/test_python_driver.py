@@ -1,7 +1,8 @@
 """The Python driver (granflow.Simulation over libgranflow.so, issue 34's driver on issue 32's
 C API) at 1 and 2 ranks: each process drives its rank. Spheres in free flight move by v dt per
 step exactly after their velocities are set from Python; steps in parts end where one go ends; gravity changed between steps gives free fall and is
-recorded in what is written next;
+recorded in what is written next; friction switched on between steps slows a sliding sphere at
+mu g, is recorded, and keys or values set_material does not take are refused;
 a snapshot written from Python reads back with the reader; a bad configuration raises
 GranflowError naming the file.
 
@@ -21,6 +22,16 @@ Materials { Material { name glass; density 2500; } }
 Lattice { count < 4, 4, 2 >; origin < 0.015, 0.015, 0.01 >; spacing 0.01;
   radius 0.002; material glass; }
 Physics { gravity < 0, 0, 0 >; }
+Time { dt 1e-4; steps 100; }
+Output { progress_every 0; }
+"""
+
+
+SLIDE = """
+Domain { min < -0.5, -0.5, 0 >; max < 0.5, 0.5, 0.2 >; box_walls true; }
+Materials { friction 0; Material { name glass; density 2500; } }
+Body { shape sphere; radius 0.01; position < 0, 0, 0.01 >; velocity < 1, 0, 0 >; }
+Physics { gravity < 0, 0, -9.81 >; }
 Time { dt 1e-4; steps 100; }
 Output { progress_every 0; }
 """
@@ -100,6 +111,35 @@ def main():
             ends.append((p["id"][order], p["position"][order], p["velocity"][order]))
     if not all(np.array_equal(a, b) for a, b in zip(*ends)):
         fail("three parts of 100 steps did not end where 300 in one go end")
+
+    # Friction switched on between steps: a sphere sliding on the floor without spin keeps its
+    # speed without friction, then slows at mu g (the closed form while it slides).
+    slide = os.path.join(work, "slide.cfg")
+    with open(slide + f".{os.getpid()}", "w") as f:
+        f.write(SLIDE)
+    os.replace(slide + f".{os.getpid()}", slide)
+    with granflow.Simulation(slide, overrides=[f"-Output.directory={work}/slide",
+                                               f"-Output.checkpoint={work}/slide/c.h5"],
+                             quiet=True) as sim:
+        sim.advance(10)
+        sim.set_material("friction", 0.4)
+        for bad in (("Material[glass].density", 3000.0), ("restitution", 2.0),
+                    ("Pair[1].friction", 0.1)):
+            try:
+                sim.set_material(*bad)
+            except granflow.GranflowError:
+                pass
+            else:
+                fail(f"set_material{bad} was accepted")
+        sim.advance(20)
+        p = sim.particles()
+        if len(p["id"]) and abs(p["velocity"][0, 0] - (1.0 - 0.4 * 9.81 * 20 * 1e-4)) > 1e-9:
+            fail(f"the sphere slides at {p['velocity'][0, 0]} m/s, Coulomb's law says "
+                 f"{1.0 - 0.4 * 9.81 * 20e-4}")
+        snap = os.path.join(work, "slide", "s.h5")
+        sim.write_snapshot(snap)
+    if rank == 0 and granflow.load(snap).parameters["Materials.friction"] != "0.4":
+        fail(f"the snapshot records friction {granflow.load(snap).parameters['Materials.friction']}")
 
     try:
         granflow.Simulation(os.path.join(work, "missing.cfg"), quiet=True)

@@ -27,7 +27,7 @@ typedef struct gf_run gf_run;
 
 /* The version of this interface (the functions below and gf_run_options): a binding loaded at run
  * time (Python's granflow.Simulation over libgranflow.so) checks it. */
-#define GF_RUN_API 2
+#define GF_RUN_API 3
 int gf_run_api(void);
 
 typedef struct {
@@ -91,6 +91,13 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
  * snapshots and checkpoints record says so (Physics.gravity): a restart from them gives the
  * same value (on the command line) or is refused as a change of physics. */
 gf_status gf_run_set_gravity(gf_run *r, const double g[3]);
+
+/* A contact law's coefficient from the next step on, the same on every rank: `key` is a key of
+ * the Materials block, for every pair ("friction", "restitution", "cohesion",
+ * "rolling_friction", "twisting_friction", "restitution_velocity") or for one Pair block
+ * ("Pair[2].friction", from 1). The recorded configuration says so, as for gravity. Any other
+ * key, a value out of the key's range or a Pair that is not there is refused, nothing changed. */
+gf_status gf_run_set_material(gf_run *r, const char *key, double value);
 
 /* A snapshot (as Output writes them) or a checkpoint of the current state to `path`. */
 gf_status gf_run_write_snapshot(gf_run *r, const char *path);

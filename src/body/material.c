@@ -115,6 +115,22 @@ gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const c
                     known);
 }
 
+/* The keys of the contact laws of a pair and their upper bounds (all from 0), in the order of
+ * the tables below; restitution_velocity, for every pair at once, last. */
+static const struct {
+    const char *key;
+    double hi;
+} law_bounds[] = {{"friction", 1e6},          {"restitution", 1.0},
+                  {"cohesion", 1e12},         {"rolling_friction", 1e3},
+                  {"twisting_friction", 1e3}, {"restitution_velocity", 1e6}};
+
+double gf_materials_law_bound(const char *key) {
+    for (size_t l = 0; l < sizeof law_bounds / sizeof law_bounds[0]; ++l)
+        if (strcmp(law_bounds[l].key, key) == 0)
+            return law_bounds[l].hi;
+    return -1.0;
+}
+
 /* The contact laws a Materials block sets for every pair (friction: with the materials, below)
  * and a Pair block for one pair: each key's range and table. */
 typedef struct {
@@ -144,11 +160,11 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
         GF_TRY(gf_error_context(gf_materials_add(m, name, density, mu, NULL), "%s",
                                 gf_config_block_where(b, where, sizeof where)));
     }
-    const pair_law laws[] = {{"friction", 1e6, m->friction},
-                             {"restitution", 1.0, m->restitution},
-                             {"cohesion", 1e12, m->cohesion},
-                             {"rolling_friction", 1e3, m->rolling},
-                             {"twisting_friction", 1e3, m->twisting}};
+    const pair_law laws[] = {{law_bounds[0].key, law_bounds[0].hi, m->friction},
+                             {law_bounds[1].key, law_bounds[1].hi, m->restitution},
+                             {law_bounds[2].key, law_bounds[2].hi, m->cohesion},
+                             {law_bounds[3].key, law_bounds[3].hi, m->rolling},
+                             {law_bounds[4].key, law_bounds[4].hi, m->twisting}};
     const int nlaws = (int)(sizeof laws / sizeof laws[0]);
     for (int l = 1; l < nlaws; ++l) { /* every pair's default */
         double v = 0.0;
@@ -168,7 +184,8 @@ gf_status gf_materials_configure(gf_materials *m, gf_config_block *root) {
     }
     m->cohesion_per_radius = strcmp(scaling, "radius") == 0;
     GF_TRY(gf_config_get_double(mb, "restitution_velocity", 0.0, &m->restitution_velocity));
-    GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0, 1e6));
+    GF_TRY(gf_config_check_range(mb, "restitution_velocity", m->restitution_velocity, 0.0,
+                                 law_bounds[5].hi));
     size_t npair = gf_config_section_count(mb, "Pair");
     for (size_t k = 0; k < npair; ++k) {
         gf_config_block *b = gf_config_section_nth(mb, "Pair", k);

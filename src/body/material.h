@@ -61,6 +61,9 @@ int gf_materials_find(const gf_materials *m, const char *name);
  *  }
  */
 gf_status gf_materials_configure(gf_materials *m, gf_config_block *root);
+/* The upper bound of a contact law's key (friction, restitution, cohesion, rolling_friction,
+ * twisting_friction, restitution_velocity; each from 0), or -1 for any other key. */
+double gf_materials_law_bound(const char *key);
 
 /* Looks up a material name read from key `key` of block `b` (a clear error if unknown). */
 gf_status gf_materials_lookup(const gf_materials *m, gf_config_block *b, const char *key,

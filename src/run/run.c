@@ -13,6 +13,7 @@
 #include "par/par.h"
 #include "diag/run_observers.h"
 #include "sim/sim.h"
+#include "body/material.h"
 #include "granflow/version.h"
 
 struct gf_run {
@@ -282,6 +283,44 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
         st = gf_par_allreduce_i64(&r->par, &hits, 1, GF_PAR_SUM);
     if (found)
         *found = hits;
+    return st;
+}
+
+gf_status gf_run_set_material(gf_run *r, const char *key, double value) {
+    const char *last = strrchr(key, '.');
+    last = last ? last + 1 : key;
+    double hi = gf_materials_law_bound(last);
+    int pair = strncmp(key, "Pair[", 5) == 0 && last != key;
+    gf_status st = GF_OK;
+    if (hi < 0.0 || (last != key && !pair) || (pair && strcmp(last, "restitution_velocity") == 0))
+        st = GF_ERROR(GF_ERR_INPUT,
+                      "set_material: '%s' is not a contact law's key of the Materials block "
+                      "(friction, restitution, cohesion, rolling_friction, twisting_friction, "
+                      "restitution_velocity, or Pair[n].<one of the first five>)",
+                      key);
+    else if (!(value >= 0.0 && value <= hi))
+        st = GF_ERROR(GF_ERR_INPUT, "set_material: %s must lie in [0, %g], not %g", key, hi, value);
+    /* Checked before the configuration changes; a Pair that is not there fails in the override,
+     * before any block is made. */
+    /* The shortest decimal that reads back as the value: what the recorded configuration shows. */
+    char arg[600];
+    snprintf(arg, sizeof arg, "-Materials.%s=%.15g", key, value);
+    if (strtod(strchr(arg, '=') + 1, NULL) != value)
+        snprintf(arg, sizeof arg, "-Materials.%s=%.17g", key, value);
+    if (st == GF_OK)
+        st = gf_config_override(r->cfg, arg);
+    gf_materials m;
+    if (st == GF_OK)
+        st = gf_materials_configure(&m, gf_config_root(r->cfg));
+    char *eff = NULL;
+    if (st == GF_OK)
+        st = gf_config_dump(r->cfg, &eff);
+    if (st == GF_OK)
+        st = gf_output_set_config_text(r->out, eff);
+    free(eff);
+    st = gf_par_agree(&r->par, st, NULL);
+    if (st == GF_OK)
+        r->sim.materials = m;
     return st;
 }
 

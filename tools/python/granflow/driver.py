@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-_API = 2  # GF_RUN_API of granflow/run.h that this binding speaks
+_API = 3  # GF_RUN_API of granflow/run.h that this binding speaks
 _lib = None
 _live = weakref.WeakSet()  # open simulations: closed before MPI ends at exit
 
@@ -85,6 +85,7 @@ def _library():
         "gf_run_local_particles": (ctypes.c_int, [vp, i64p, dp, dp, dp]),
         "gf_run_set_velocities": (ctypes.c_int, [vp, ctypes.c_size_t, i64p, dp, i64p]),
         "gf_run_set_gravity": (ctypes.c_int, [vp, dp]),
+        "gf_run_set_material": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_double]),
         "gf_run_write_snapshot": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_run_write_checkpoint": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_error_message": (ctypes.c_char_p, []),
@@ -196,6 +197,13 @@ class Simulation:
         (Physics.gravity), so a restart from them must give the same value."""
         g = np.ascontiguousarray(g, dtype=np.float64).reshape(3)
         _check(_lib.gf_run_set_gravity(self._handle(), _ptr(g, ctypes.c_double)))
+
+    def set_material(self, key, value):
+        """A contact law's coefficient from the next step on: key of the Materials block for every
+        pair ("friction", "restitution", "cohesion", "rolling_friction", "twisting_friction",
+        "restitution_velocity") or of one Pair block ("Pair[2].friction"); recorded like
+        gravity. Other keys and values out of range raise GranflowError, nothing changed."""
+        _check(_lib.gf_run_set_material(self._handle(), key.encode(), float(value)))
 
     def write_snapshot(self, path):
         _check(_lib.gf_run_write_snapshot(self._handle(), os.fsencode(path)))
