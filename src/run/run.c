@@ -286,6 +286,18 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
     return st;
 }
 
+/* After a key changed between steps (st: how that went on this rank): the effective
+ * configuration that snapshots and checkpoints record, and every rank's agreement. */
+static gf_status record_change(gf_run *r, gf_status st) {
+    char *eff = NULL;
+    if (st == GF_OK)
+        st = gf_config_dump(r->cfg, &eff);
+    if (st == GF_OK)
+        st = gf_output_set_config_text(r->out, eff);
+    free(eff);
+    return gf_par_agree(&r->par, st, NULL);
+}
+
 gf_status gf_run_set_material(gf_run *r, const char *key, double value) {
     const char *last = strrchr(key, '.');
     last = last ? last + 1 : key;
@@ -312,13 +324,7 @@ gf_status gf_run_set_material(gf_run *r, const char *key, double value) {
     gf_materials m;
     if (st == GF_OK)
         st = gf_materials_configure(&m, gf_config_root(r->cfg));
-    char *eff = NULL;
-    if (st == GF_OK)
-        st = gf_config_dump(r->cfg, &eff);
-    if (st == GF_OK)
-        st = gf_output_set_config_text(r->out, eff);
-    free(eff);
-    st = gf_par_agree(&r->par, st, NULL);
+    st = record_change(r, st);
     if (st == GF_OK)
         r->sim.materials = m;
     return st;
@@ -335,13 +341,7 @@ gf_status gf_run_set_gravity(gf_run *r, const double g[3]) {
         st == GF_OK ? gf_config_section(gf_config_root(r->cfg), "Physics") : NULL;
     if (st == GF_OK)
         st = phys ? gf_config_get_vec3(phys, "gravity", none, now) : gf_error_status();
-    char *eff = NULL;
-    if (st == GF_OK)
-        st = gf_config_dump(r->cfg, &eff);
-    if (st == GF_OK)
-        st = gf_output_set_config_text(r->out, eff);
-    free(eff);
-    st = gf_par_agree(&r->par, st, NULL);
+    st = record_change(r, st);
     if (st == GF_OK)
         memcpy(r->sim.gravity, now, sizeof now);
     return st;
