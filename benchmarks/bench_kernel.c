@@ -156,8 +156,8 @@ typedef void (*kernel_fn)(const double *, const double *, double, double *);
 
 /* Nanoseconds per solve: the median over the repeats of the thread's CPU time. */
 static double time_kernel(kernel_fn k, const problem *p, size_t n, int repeats, double *out) {
-    double cpu[64];
-    repeats = repeats < 64 ? repeats : 64;
+    double cpu[BENCH_MAX_REPEATS];
+    repeats = repeats < BENCH_MAX_REPEATS ? repeats : BENCH_MAX_REPEATS;
     for (int r = 0; r < repeats; ++r) {
         double t0 = bench_thread_seconds();
         for (size_t i = 0; i < n; ++i)

@@ -39,8 +39,6 @@ static int fail(const char *what) {
     return 1;
 }
 
-#define BENCH_MAX_REPEATS 64
-
 typedef struct {
     size_t contacts;
     double seconds; /* median solve, CPU time of the thread */

@@ -23,6 +23,9 @@ static inline double bench_thread_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The most repeats a benchmark keeps times of. */
+#define BENCH_MAX_REPEATS 64
+
 /* The median of n values (sorts them). */
 static inline double bench_median(double *x, int n) {
     for (int i = 1; i < n; ++i) /* insertion sort: n is a handful of repeats */

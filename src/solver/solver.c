@@ -1492,6 +1492,13 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     return GF_OK;
 }
 
+/* Whether contact j (record k) is an impact not yet restituted that took a compression
+ * impulse. */
+static inline int to_restitute(const gf_solver *s, const gf_solver_contact *k, gf_contacts *c,
+                               size_t j, double dt) {
+    return c->e[j] > 0.0 && s->rebound[j].N == 0.0 && k->lambda[0] > 0.0 && impact(s, k, c, j, dt);
+}
+
 /* Poisson's restitution (docs/physics.md, "Restitution"): after the compression solve, each
  * impact that took a compression impulse lambda_c gets e lambda_c more, its normal impulse is
  * fixed at N = (1 + e) lambda_c,n and its tangential one becomes the variable rho of its
@@ -1504,8 +1511,7 @@ static gf_status restitute(gf_solver *s, gf_particles *p, gf_contacts *c,
     for (size_t q = 0; q < s->ncontact && any == 0.0; ++q) {
         const gf_solver_contact *k = &s->rec[q];
         size_t j = (size_t)k->contact;
-        any =
-            c->e[j] > 0.0 && s->rebound[j].N == 0.0 && k->lambda[0] > 0.0 && impact(s, k, c, j, dt);
+        any = to_restitute(s, k, c, j, dt);
     }
     if (comm && comm->max)
         GF_TRY(comm->max(comm->ctx, &any, 1));
@@ -1515,7 +1521,7 @@ static gf_status restitute(gf_solver *s, gf_particles *p, gf_contacts *c,
         gf_solver_contact *k = &s->rec[q];
         size_t j = (size_t)k->contact;
         gf_solver_rebound *b = &s->rebound[j];
-        if (!(c->e[j] > 0.0 && b->N == 0.0 && k->lambda[0] > 0.0 && impact(s, k, c, j, dt)))
+        if (!to_restitute(s, k, c, j, dt))
             continue;
         const double e = c->e[j];
         const double d[3] = {e * k->lambda[0], e * k->lambda[1], e * k->lambda[2]};
