@@ -100,16 +100,25 @@ static void test_differences_named(void **state) {
     const char *from[] = {"dt 1e-4;", "density 7850;", "model max_dissipation;",
                           "normal < 0, 0, 1 >;"};
     const char *to[] = {"dt 2e-4;", "density 7800;", "model coulomb;", "normal < 0, 0, -1 >;"};
-    char *cur = edited(from, to, 4), *report = NULL;
-    assert_int_equal(compare(cur, &report), 4);
-    const char *lines[] = {"  Time.dt: 1e-4 in the checkpoint, 2e-4 now",
-                           "  Materials.Material[2].density: 7850 in the checkpoint, 7800 now",
-                           "  Solver.model: max_dissipation in the checkpoint, coulomb now",
+    char *cur = edited(from, to, 4), *report = NULL, *changed = NULL;
+    int n = -1;
+    GF_ASSERT_OK(gf_config_compare_changes(stored, cur, &report, &n, &changed));
+    /* The bodies and the box: differences; the time step and the solver: a stage's changes. */
+    assert_int_equal(n, 2);
+    const char *lines[] = {"  Materials.Material[2].density: 7850 in the checkpoint, 7800 now",
                            "  Domain.Wall.normal: < 0, 0, 1 > in the checkpoint, < 0, 0, -1 > now"};
-    for (size_t k = 0; k < 4; ++k)
+    for (size_t k = 0; k < 2; ++k)
         if (!strstr(report, lines[k]))
             fail_msg("the report lacks '%s':\n%s", lines[k], report);
+    const char *stage[] = {"  Time.dt: 1e-4 in the checkpoint, 2e-4 now",
+                           "  Solver.model: max_dissipation in the checkpoint, coulomb now"};
+    assert_non_null(changed);
+    for (size_t k = 0; k < 2; ++k)
+        if (!strstr(changed, stage[k]) || strstr(report, stage[k]))
+            fail_msg("'%s' is not a stage's change:\nchanged:\n%s\nreport:\n%s", stage[k], changed,
+                     report);
     free(report);
+    free(changed);
     free(cur);
 }
 
@@ -119,7 +128,7 @@ static void test_absent_and_many(void **state) {
     char *cur = malloc(strlen(stored) + 128), *report = NULL;
     strcpy(cur, stored);
     strcat(cur, "Inflow {\n    speed 1;\n}\n");
-    const char *from[] = {"    friction 0.4;\n"};
+    const char *from[] = {"    density 7850;\n"};
     const char *to[] = {""};
     assert_int_equal(compare(cur, &report), 1);
     assert_non_null(strstr(report, "  Inflow.speed: absent in the checkpoint, 1 now"));
@@ -127,7 +136,8 @@ static void test_absent_and_many(void **state) {
     free(cur);
     cur = edited(from, to, 1);
     assert_int_equal(compare(cur, &report), 1);
-    assert_non_null(strstr(report, "  Materials.friction: 0.4 in the checkpoint, absent now"));
+    assert_non_null(
+        strstr(report, "  Materials.Material[2].density: 7850 in the checkpoint, absent now"));
     free(report);
     free(cur);
     /* Twenty new keys: twelve named, then the count. */
@@ -149,13 +159,15 @@ static void test_absent_and_many(void **state) {
  * the grammar allows compares by its keys: blocks and keys on one line, comments anywhere. */
 static void test_any_layout(void **state) {
     (void)state;
-    const char *a = "Time { dt 1e-4; steps 3000; } /* note */ Solver { model coulomb; }\n";
-    const char *b = "Time {\n  dt 2e-4; // halved\n  steps 10;\n}\nSolver {\n  model coulomb;\n}\n";
+    const char *a =
+        "Physics { g 1e-4; } Time { steps 3000; } /* note */ Solver { model coulomb; }\n";
+    const char *b =
+        "Physics {\n  g 2e-4; // halved\n}\nTime { steps 10; }\nSolver {\n  model coulomb;\n}\n";
     char *report = NULL;
     int n = -1;
     GF_ASSERT_OK(gf_config_compare(a, b, &report, &n));
     assert_int_equal(n, 1);
-    assert_non_null(strstr(report, "  Time.dt: 1e-4 in the checkpoint, 2e-4 now"));
+    assert_non_null(strstr(report, "  Physics.g: 1e-4 in the checkpoint, 2e-4 now"));
     free(report);
     /* A stored text the grammar refuses is an error, not a silent match. */
     assert_int_not_equal(gf_config_compare("Time { dt 1e-4; ", b, &report, &n), GF_OK);
@@ -163,8 +175,8 @@ static void test_any_layout(void **state) {
 }
 
 /* The reports a run writes may be added, changed or dropped at a restart (issue 32: Forces and
- * Tracks blocks added at a restart were refused), and so may how hard the solver tries; what it
- * solves may not. */
+ * Tracks blocks added at a restart were refused), and so may the solver (as a Stage may change
+ * it); the bodies may not. */
 static void test_restart_free_keys(void **state) {
     (void)state;
     char *cur = malloc(strlen(stored) + 256), *report = NULL;
@@ -173,19 +185,20 @@ static void test_restart_free_keys(void **state) {
                 "Statistics {\n    every 7;\n}\n");
     assert_int_equal(compare(cur, &report), 0);
     free(cur);
-    const char *from[] = {"tolerance 1e-5;", "model max_dissipation;"};
+    const char *from[] = {"tolerance 1e-5;", "density 7850;"};
     const char *to[] = {
         "tolerance 1e-5;\n    over_relaxation 1.4;\n    sweeps 3;\n    mode jacobi;",
-        "model max_dissipation;"};
+        "density 7851;"};
     cur = edited(from, to, 2);
     assert_int_equal(compare(cur, &report), 1);
-    assert_non_null(strstr(report, "Solver.mode"));
+    assert_non_null(strstr(report, "density"));
     free(report);
     free(cur);
     /* Every name of the list is a registered key or block (a renamed key cannot leave a stale
      * entry that silently lets nothing through). */
-    char list[1024];
+    char list[4096];
     gf_config_schema_restart_free_list(list, sizeof list);
+    assert_true(strlen(list) + 1 < sizeof list);
     assert_non_null(strstr(list, "Time.steps"));
     for (char *name = strtok(list, ", "); name; name = strtok(NULL, ", ")) {
         char path[256];
@@ -193,10 +206,14 @@ static void test_restart_free_keys(void **state) {
         char *dot = strrchr(path, '.');
         assert_non_null(dot);
         *dot = '\0';
+        char block[256]; /* "Materials.Pair" is the block path "Materials/Pair" */
+        snprintf(block, sizeof block, "%s", path);
+        for (char *c = block; *c; ++c)
+            *c = *c == '.' ? '/' : *c;
         if (strcmp(dot + 1, "*") == 0)
-            assert_non_null(gf_config_schema_find_block(path));
-        else
-            assert_non_null(gf_config_schema_find(path, dot + 1));
+            assert_non_null(gf_config_schema_find_block(block));
+        else if (!gf_config_schema_find(block, dot + 1))
+            fail_msg("'%s' of the list is no registered key", name);
         char probe[300];
         snprintf(probe, sizeof probe, "%s.%s", path, strcmp(dot + 1, "*") == 0 ? "any" : dot + 1);
         assert_true(gf_config_schema_restart_free(probe));
@@ -220,9 +237,19 @@ static void test_restart_free_keys(void **state) {
     free(report);
     free(later);
     free(stored_old);
-    assert_false(gf_config_schema_restart_free("Time.dt"));
+    assert_true(gf_config_schema_restart_free("Time.dt"));
+    assert_false(gf_config_schema_restart_free("Materials.Material.density"));
     assert_false(gf_config_schema_restart_free("Domain.Wall.normal"));
     assert_true(gf_config_schema_restart_free("Statistics.region_min"));
+    /* A stage's keys, with the command line's selectors */
+    assert_true(gf_config_schema_stage_free("Materials.Pair[2].friction"));
+    assert_true(gf_config_schema_stage_free("Insert[feed].stop"));
+    assert_true(gf_config_schema_stage_free("Outlet[1].open"));
+    assert_true(gf_config_schema_stage_free("Solver.model"));
+    assert_false(gf_config_schema_stage_free("Insert[feed].rate"));
+    assert_false(gf_config_schema_stage_free("Materials.Material[steel].density"));
+    assert_false(gf_config_schema_stage_free("Output.directory"));
+    assert_false(gf_config_schema_stage_free("Materials.Pair[2.friction"));
 }
 
 int main(void) {

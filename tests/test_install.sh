@@ -136,4 +136,16 @@ done
 
 test -x "$prefix/bin/granflow"
 test -f "$prefix/share/granflow/python/granflow/__init__.py"
+# The ParaView scripts, and the installed one's surfaces (numpy alone) where numpy is
+test -f "$prefix/share/granflow/paraview/gf_bodies.py"
+for py in /usr/bin/python3 python3; do
+    if "$py" -c "import numpy" > /dev/null 2>&1; then
+        PYTHONPATH="$prefix/share/granflow/paraview" "$py" -c "
+import numpy as np, granflow_bodies as gb
+P, faces, owner = gb.surfaces([[0, 0, 0]], [2], [[0.5, 1, 0]], [[0, 1, 0, 0, 0, 3, 2, 0, 0]], [1.5])
+assert abs(np.abs(P[:, 2]).max() - 1.5) < 1e-12 and len(faces) == len(owner)" ||
+            { echo "the installed granflow_bodies.py failed"; exit 1; }
+        break
+    fi
+done
 echo "installed library and program work (by hand, find_package, pkg-config, the driver example)"

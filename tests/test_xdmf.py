@@ -209,9 +209,45 @@ class Checker:
                     time, file, float(self.h5(file).attrs["time"])))
         return file, time
 
-    def check(self, snapshots=None):
-        """Checks the whole file; `snapshots` (file names) are those the particles collection
-        must list. Returns the problems found."""
+    def entry(self, entry, where):
+        """Checks one snapshot of a temporal collection: a spatial collection naming its file in
+        an Information element, holding that file's grid or nothing (an empty part); returns
+        (its snapshot file, its time, whether it holds a grid)."""
+        if entry.get("GridType") != "Collection" or entry.get("CollectionType") != "Spatial":
+            self.problem(where, "is not a spatial collection (ParaView's readers crash on an "
+                         "empty grid, not on an empty collection)")
+            return None, None, False
+        t = entry.find("Time")
+        time = float(t.get("Value")) if t is not None else None
+        info = [i.get("Value") for i in entry.findall("Information")
+                if i.get("Name") == "snapshot"]
+        file = info[0] if info else None
+        if file is None:
+            self.problem(where, "names no snapshot file")
+        elif self.h5(file) is None:
+            self.problem(where, "file %s does not exist" % file)
+        elif time is None or time != float(self.h5(file).attrs["time"]):
+            self.problem(where, "Time %r, but %s was written at t = %r" % (
+                time, file, float(self.h5(file).attrs["time"])))
+        grids = entry.findall("Grid")
+        if len(grids) > 1:
+            self.problem(where, "holds %d grids" % len(grids))
+        for k, g in enumerate(grids):
+            gfile, gtime = self.grid(g, "%s/Grid[%d]" % (where, k))
+            if gfile is not None and gfile != file:
+                self.problem(where, "names %s but its grid reads %s" % (file, gfile))
+            if gtime != time:
+                self.problem(where, "Time %r, its grid's %r" % (time, gtime))
+        for item in entry.iter("DataItem"):
+            if 0 in dims(item):
+                self.problem(where, "a DataItem of Dimensions %r (ParaView's readers crash on "
+                             "empty items)" % item.get("Dimensions"))
+        return file, time, bool(grids)
+
+    def check(self, snapshots=None, part="particles", rows=None):
+        """Checks the whole file, one temporal collection named `part`; `snapshots` (file names)
+        are those it must list, rows(h5 file) how many rows of the part each holds (an entry
+        holds a grid exactly where there are some). Returns the problems found."""
         try:
             root = ET.parse(self.xmf).getroot()
         except ET.ParseError as e:
@@ -222,8 +258,8 @@ class Checker:
         domain = root.find("Domain")
         colls = [g for g in (domain if domain is not None else []) if g.tag == "Grid"]
         names = [c.get("Name") for c in colls]
-        if "particles" not in names:
-            self.problem(self.xmf, "no collection named particles (%s)" % names)
+        if names != [part]:
+            self.problem(self.xmf, "holds the collections %s, not %s alone" % (names, part))
         for c in colls:
             cw = "Grid[%s]" % c.get("Name")
             if c.get("GridType") != "Collection" or c.get("CollectionType") != "Temporal":
@@ -231,45 +267,68 @@ class Checker:
                 continue
             listed = []
             for k, g in enumerate(c.findall("Grid")):
-                listed.append(self.grid(g, "%s/Grid[%d]" % (cw, k)))
-            files = [f for f, _ in listed if f is not None]
+                listed.append(self.entry(g, "%s/Grid[%d]" % (cw, k)))
+            files = [f for f, _, _ in listed if f is not None]
             if len(set(files)) != len(files):
                 self.problem(cw, "lists a snapshot more than once: %s" % files)
             steps = [int(self.h5(f).attrs["step"]) if f and self.h5(f) else -1 for f in files]
             if steps != sorted(steps) or len(set(steps)) != len(steps):
                 self.problem(cw, "snapshots not in increasing step order: %s" % steps)
-            times = [t for _, t in listed]
+            times = [t for _, t, _ in listed]
             if any(t is None for t in times) or times != sorted(times):
                 self.problem(cw, "times not increasing: %s" % times)
-            if c.get("Name") == "particles" and snapshots is not None and files != snapshots:
+            if snapshots is not None and files != snapshots:
                 self.problem(cw, "lists %s, the directory holds %s" % (files, snapshots))
-            if c.get("Name") == "clump_members":
-                for f in snapshots or []:
-                    n = self.h5(f)["clump_members/id"].shape[0] if (
-                        "clump_members" in self.h5(f)) else 0
-                    if (n > 0) != (f in files):
-                        self.problem(cw, "%s has %d member spheres and is %slisted" % (
-                            f, n, "" if f in files else "not "))
-        if "clump_members" not in names:
-            for f in snapshots or []:
-                if "clump_members" in self.h5(f) and self.h5(f)["clump_members/id"].shape[0]:
-                    self.problem(self.xmf, "%s has clump members; no collection lists them" % f)
+            for f, _, full in listed:
+                if rows is not None and f and self.h5(f) is not None:
+                    n = rows(self.h5(f))
+                    if (n > 0) != full:
+                        self.problem(cw, "%s has %d rows of %s and %s" % (
+                            f, n, part, "a grid" if full else "no grid"))
         return self.problems
 
 
-def check(xmf, snapshots=None):
+# The parts of a run's output: the file of each, and the rows each snapshot holds of it.
+PARTS = {"particles": ("", lambda h: int(h.attrs["particle_count"])),
+         "clumps": ("_clumps", lambda h: h["clump_members/id"].shape[0]
+                    if "clump_members" in h else 0),
+         "geometry": ("_geometry", lambda h: h["geometry/kind"].shape[0]
+                      if "geometry" in h else 0),
+         "contacts": ("_contacts", lambda h: h["contacts/pair"].shape[0]
+                      if "contacts" in h else 0)}
+
+
+def check(xmf, snapshots=None, part="particles"):
     c = Checker(xmf)
     try:
-        return c.check(snapshots)
+        return c.check(snapshots, part, PARTS[part][1])
     finally:
         c.close()
 
 
+def check_run(d):
+    """Every part's file of the run in directory d: a file for each part some snapshot holds, none
+    for the others, each listing every snapshot."""
+    snaps = snapshot_names(d)
+    problems = []
+    for part, (suffix, rows) in PARTS.items():
+        path = os.path.join(d, "run%s.xmf" % suffix)
+        any_rows = False
+        for f in snaps:
+            with h5py.File(os.path.join(d, f), "r") as h:
+                any_rows |= rows(h) > 0
+        if os.path.exists(path) != (any_rows or part == "particles"):
+            problems.append("%s: %s, but the snapshots hold %s %s" % (
+                os.path.basename(path), "written" if os.path.exists(path) else "missing",
+                "some" if any_rows else "no", part))
+        elif os.path.exists(path):
+            problems += check(path, snaps, part)
+    return problems
+
+
 def uniform_grids(text):
-    """The text of each Uniform grid of the first (the particles) collection."""
-    first = re.search(r"<Grid[^>]*CollectionType=\"Temporal\"[^>]*>(.*?</Grid>)\s*</Grid>",
-                      text, re.S).group(1)
-    return re.findall(r"[ \t]*<Grid[^>]*GridType=\"Uniform\"[^>]*>.*?</Grid>\n?", first, re.S)
+    """The text of each snapshot's entry of the collection."""
+    return re.findall(r"   <Grid Name=\"snapshot\".*?\n   </Grid>\n", text, re.S)
 
 
 def snapshot_names(d):
@@ -288,16 +347,20 @@ class XdmfTest(unittest.TestCase):
                                 "-Lattice.spacing=0.008")
         cls.mixed = cls.runs.run("mixed_np1", "mixed-pour.cfg", 1, "-Time.steps=20",
                                  "-Output.snapshot_every=10")
+        # Empty at first, filled, drained: every part empty in some snapshots.
+        cls.fill = cls.runs.run("fill_np2", "../tests/data/fill-drain.cfg", 2)
 
     def test_contacts_as_lines(self):
         """With Output.contacts each snapshot after the first step lists its contacts as a grid
         of line cells whose ends are the two bodies' centres (a wall's contact point), the second
         as the contact placed it at detection."""
-        root = ET.parse(os.path.join(self.demo, "run.xmf")).getroot()
+        root = ET.parse(os.path.join(self.demo, "run_contacts.xmf")).getroot()
         grids = {g.get("Name"): g for g in root.find("Domain").findall("Grid")}
         self.assertIn("contacts", grids)
-        steps = grids["contacts"].findall("Grid")
-        self.assertEqual(len(steps), 2)  # steps 10 and 20; none at step 0
+        steps = [e.find("Grid") for e in grids["contacts"].findall("Grid")]
+        self.assertEqual(len(steps), 3)  # steps 0, 10 and 20; no contacts at step 0
+        self.assertIsNone(steps[0])
+        steps = steps[1:]
         for g in steps:
             item = g.find("Geometry").find("DataItem")
             fname, path = item.text.strip().split(":")
@@ -325,16 +388,34 @@ class XdmfTest(unittest.TestCase):
                                              r[ka] * (1 + 1e-9) + 0.01)
 
     def test_runs_agree_with_their_snapshots(self):
-        for d in (self.demo, self.mixed):
+        for d in (self.demo, self.mixed, self.fill):
             snaps = snapshot_names(d)
             self.assertGreaterEqual(len(snaps), 2, d)
-            problems = check(os.path.join(d, "run.xmf"), snaps)
+            problems = check_run(d)
             self.assertEqual(problems, [], "\n".join(problems))
 
-    def test_clumps_have_a_collection_of_their_own(self):
+    def test_filling_and_draining_has_empty_parts(self):
+        """Each part's file has snapshots with and without a grid (the checker above requires the
+        grid exactly where the snapshot holds rows of the part)."""
+        for suffix in ("", "_clumps", "_geometry", "_contacts"):
+            root = ET.parse(os.path.join(self.fill, "run%s.xmf" % suffix)).getroot()
+            full = [e.find("Grid") is not None for e in root.iter("Grid")
+                    if e.get("CollectionType") == "Spatial"]
+            self.assertIn(True, full, suffix)
+            self.assertIn(False, full, suffix)
+
+    def test_particles_alone_in_the_run_file(self):
+        """Open, Apply on <prefix>.xmf shows the bodies, not the geometry around them."""
         root = ET.parse(os.path.join(self.mixed, "run.xmf")).getroot()
+        self.assertEqual([g.get("Name") for g in root.find("Domain").findall("Grid")],
+                         ["particles"])
+        self.assertTrue(os.path.exists(os.path.join(self.mixed, "run_geometry.xmf")))
+        self.assertFalse(os.path.exists(os.path.join(self.mixed, "run_contacts.xmf")))
+
+    def test_clumps_have_a_collection_of_their_own(self):
+        root = ET.parse(os.path.join(self.mixed, "run_clumps.xmf")).getroot()
         names = [g.get("Name") for g in root.find("Domain").findall("Grid")]
-        self.assertIn("clump_members", names)
+        self.assertIn("clumps", names)
         with h5py.File(gr.snapshots(self.mixed)[-1], "r") as f:
             # a clump of the configuration has 3 spheres: 3 member rows per clump body
             self.assertEqual(f["clump_members/id"].shape[0],
@@ -349,24 +430,27 @@ class XdmfTest(unittest.TestCase):
 
     # --- the checker finds what is wrong ---------------------------------------------------
 
-    def broken(self, edit, run=None):
-        """The problems the checker finds in a copy of a run whose .xmf text went through
-        edit(text)."""
+    def broken(self, edit, run=None, suffix=""):
+        """The problems the checker finds in a copy of a run whose .xmf text (of the part of that
+        suffix) went through edit(text); edit None removes the file."""
         src = run or self.mixed
         d = os.path.join(self.runs.tmp, "broken")
         shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(src, d)
-        path = os.path.join(d, "run.xmf")
+        path = os.path.join(d, "run%s.xmf" % suffix)
+        if edit is None:
+            os.remove(path)
+            return check_run(d)
         with open(path) as f:
             text = f.read()
         changed = edit(text)
         self.assertNotEqual(changed, text, "the edit changed nothing")
         with open(path, "w") as f:
             f.write(changed)
-        return check(path, snapshot_names(d))
+        return check_run(d)
 
-    def assertFinds(self, edit, pattern, run=None):
-        problems = self.broken(edit, run)
+    def assertFinds(self, edit, pattern, run=None, suffix=""):
+        problems = self.broken(edit, run, suffix)
         self.assertTrue(any(re.search(pattern, p) for p in problems),
                         "expected a problem matching %r, got %s" % (pattern, problems))
 
@@ -438,11 +522,26 @@ class XdmfTest(unittest.TestCase):
                                              'Name="velocity" AttributeType="Scalar"', 1),
                          r"Scalar with 3 columns")
 
-    def test_finds_a_missing_clump_collection(self):
-        def drop(t):
-            return re.sub(r'  <Grid Name="clump_members" GridType="Collection".*?\n  </Grid>\n',
-                          "", t, flags=re.S)
-        self.assertFinds(drop, "no collection lists them")
+    def test_finds_a_missing_clump_file(self):
+        self.assertFinds(None, "missing, but the snapshots hold some clumps", suffix="_clumps")
+
+    def test_finds_an_empty_grid(self):
+        """An empty snapshot written as a grid of no points, which crashes ParaView 5.11."""
+        def empty_grid(t):
+            grid = ('    <Grid Name="particles" GridType="Uniform">\n     <Topology '
+                    'TopologyType="Polyvertex" NumberOfElements="0" NodesPerElement="1"/>\n'
+                    '     <Geometry GeometryType="XYZ"><DataItem Dimensions="0 3" Format="XML">'
+                    '</DataItem></Geometry>\n    </Grid>\n')
+            return re.sub(r'(<Information Name="snapshot" Value="run_000000000.h5" />\n)',
+                          lambda m: m.group(1) + grid, t, count=1)
+        self.assertFinds(empty_grid, "crash on empty items", run=self.fill)
+
+    def test_finds_a_grid_where_the_snapshot_has_none(self):
+        def dropped_entry_grid(t):
+            return re.sub(r'(<Information Name="snapshot" Value="run_000000080.h5" />\n)'
+                          r'    <Grid .*?\n    </Grid>\n', r"\1", t, count=1, flags=re.S)
+        self.assertFinds(dropped_entry_grid, "has 40 rows of particles and no grid",
+                         run=self.fill)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,21 @@ GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-de
 # reader (tools/python) and the XDMF file with h5py and numpy, and builds a program against the
 # installed library with pkg-config.
 GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy pkg-config"
+# ParaView opens the output in the suite (test_paraview), rendering under a virtual X server; the
+# test is skipped, and says so, where these cannot be installed.
+GF_PARAVIEW_PACKAGES="paraview xvfb"
+
+# The packages named that are not installed, one per line.
+gf_missing_packages() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
 
 # Installs the packages named (default: GF_PACKAGES) that are missing.
 gf_install_deps() {
-    local missing=()
-    for p in ${@:-$GF_PACKAGES}; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    done
+    local missing
+    mapfile -t missing < <(gf_missing_packages ${@:-$GF_PACKAGES})
     if [ ${#missing[@]} -eq 0 ]; then
         return 0
     fi
@@ -29,6 +37,24 @@ gf_install_deps() {
         echo "    sudo apt-get install -y ${missing[*]}" >&2
         exit 1
     fi
+}
+
+# Installs the packages named if it can; says what is missing and goes on if it cannot.
+gf_install_optional() {
+    local missing
+    mapfile -t missing < <(gf_missing_packages "$@")
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "Installing optional packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        if apt-get install -y -qq "${missing[@]}" ||
+            { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; }; then
+            return 0
+        fi
+    fi
+    echo "NOTE: could not install ${missing[*]}: the tests that need them will be skipped" >&2
 }
 
 gf_mpi_env() {

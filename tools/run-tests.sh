@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 . tools/common.sh
 
 gf_install_deps $GF_PACKAGES $GF_TEST_PACKAGES
+gf_install_optional $GF_PARAVIEW_PACKAGES
 gf_mpi_env
 jobs=$(gf_jobs)
 

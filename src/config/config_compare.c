@@ -280,9 +280,36 @@ static int cfg_new_at_default(const cfg_items *stored, const char *key, const ch
     return cfg_same_value(v, d);
 }
 
+/* Ends a report: "  and N more" past the lines shown, no final newline. */
+static gf_status cfg_report_end(char **report, size_t len, int count, int shown) {
+    gf_status st = GF_OK;
+    if (count > shown) {
+        char more[64];
+        snprintf(more, sizeof more, "  and %d more\n", count - shown);
+        size_t add = strlen(more);
+        st = gf_grow((void **)report, len + add + 1, 1);
+        if (st == GF_OK) {
+            memcpy(*report + len, more, add + 1);
+            len += add;
+        }
+    }
+    if (st == GF_OK && len > 0)
+        (*report)[len - 1] = '\0';
+    return st;
+}
+
 gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff) {
+    return gf_config_compare_changes(stored, current, report, ndiff, NULL);
+}
+
+gf_status gf_config_compare_changes(const char *stored, const char *current, char **report,
+                                    int *ndiff, char **changed) {
     *report = NULL;
     *ndiff = 0;
+    if (changed)
+        *changed = NULL;
+    size_t clen = 0;
+    int nchanged = 0;
     cfg_items a, b;
     GF_TRY(cfg_parse(stored, &a));
     gf_status st = cfg_parse(current, &b);
@@ -300,10 +327,18 @@ gf_status gf_config_compare(const char *stored, const char *current, char **repo
             char plain[2100], shown_key[2200];
             cfg_plain_key(x->key, plain, sizeof plain);
             /* Keys in both are compared once, in the first pass. */
-            if ((pass && y) || gf_config_schema_restart_free(plain) ||
-                (y && cfg_same_value(x->value, y->value)) ||
+            if ((pass && y) || (y && cfg_same_value(x->value, y->value)) ||
                 (pass && cfg_new_at_default(other, x->key, plain, x->value)))
                 continue;
+            if (gf_config_schema_restart_free(plain)) {
+                /* What a stage may change is a change of physics a restart may make: said. */
+                if (changed && gf_config_schema_stage_free(plain) && ++nchanged <= shown) {
+                    cfg_display_key(&a, &b, x->key, shown_key, sizeof shown_key);
+                    st = cfg_report(changed, &clen, shown_key, pass ? NULL : x->value,
+                                    pass ? x->value : (y ? y->value : NULL));
+                }
+                continue;
+            }
             if (++*ndiff > shown)
                 continue;
             cfg_display_key(&a, &b, x->key, shown_key, sizeof shown_key);
@@ -312,22 +347,17 @@ gf_status gf_config_compare(const char *stored, const char *current, char **repo
             st = cfg_report(report, &len, shown_key, was, now);
         }
     }
-    if (st == GF_OK && *ndiff > shown) {
-        char more[64];
-        snprintf(more, sizeof more, "  and %d more\n", *ndiff - shown);
-        size_t add = strlen(more);
-        st = gf_grow((void **)report, len + add + 1, 1);
-        if (st == GF_OK) {
-            memcpy(*report + len, more, add + 1);
-            len += add;
-        }
-    }
-    /* No final newline: the report ends a message. */
-    if (st == GF_OK && len > 0)
-        (*report)[len - 1] = '\0';
+    if (st == GF_OK)
+        st = cfg_report_end(report, len, *ndiff, shown);
+    if (st == GF_OK && changed)
+        st = cfg_report_end(changed, clen, nchanged, shown);
     if (st != GF_OK) {
         free(*report);
         *report = NULL;
+        if (changed) {
+            free(*changed);
+            *changed = NULL;
+        }
     }
     cfg_items_free(&a);
     cfg_items_free(&b);

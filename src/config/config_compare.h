@@ -13,5 +13,11 @@
  * keys that differ (or are in one only), and *report (malloc'd, NULL if none) one line for each of
  * the first twelve: "  Time.dt: 1e-4 in the checkpoint, 2e-4 now". */
 gf_status gf_config_compare(const char *stored, const char *current, char **report, int *ndiff);
+/* As gf_config_compare; *changed (malloc'd, NULL if none) gets a line of the same form for each
+ * of the first twelve keys that differ among those a Stage may change (contact laws, gravity,
+ * the time step, the solver, ...; gf_config_schema_stage_free): a restart may change them, and
+ * says so. */
+gf_status gf_config_compare_changes(const char *stored, const char *current, char **report,
+                                    int *ndiff, char **changed);
 
 #endif

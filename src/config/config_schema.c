@@ -105,6 +105,13 @@ static const gf_config_block_info blocks[] = {
      "Particles whose centre enters the region (the side of a plane its normal points to, a "
      "box or a cylinder) are deleted, and counted with their mass in the run summary, the "
      "statistics file (a column of mass flow rate per outlet) and checkpoints."},
+    {"Stage", 1,
+     "From its time on, the run goes on with other values of the keys a user changes between the "
+     "stages of an experiment (fill, then open the gate with other friction): contact laws, "
+     "gravity, the time step, the solver, inserts and outlets. Stages apply in order of time, "
+     "each on top of those before it, at the first step that starts at or after its time; the "
+     "contact history goes on, and a restart applies the stages due by the checkpoint's time "
+     "(docs/user-guide.md, Stages)."},
     {"Physics", 0, "External fields."},
     {"Time", 0, "The time step and the length of the run."},
     {"Solver", 0,
@@ -408,6 +415,18 @@ static const gf_config_key keys[] = {
     {"Outlet", "name", GF_KEY_STRING, "(outlet1, outlet2, .. in order)",
      "unique; letters, digits, _ and -",
      "The outlet's name in the summary and in the statistics column outlet_NAME_mass_rate."},
+    {"Outlet", "open", GF_KEY_BOOL, "true", "",
+     "Whether the outlet deletes what enters its region; a Stage can open a closed one (or close "
+     "it) by setting Outlet[name].open."},
+    {"Stage", "time", GF_KEY_NUMBER, NULL, ">= 0; after the previous stage's",
+     "When the stage begins (s): at the first step that starts at or after it."},
+    {"Stage", "name", GF_KEY_STRING, "(stage1, stage2, .. in order)", "",
+     "The stage's name in the log."},
+    {"Stage", "set", GF_KEY_STRING, NULL,
+     "keys of Materials (contact laws), Physics, Time.dt, Solver, Insert.start/stop, "
+     "Outlet.open",
+     "What changes, as the command line's overrides without their '-', ';' between them: "
+     "\"Materials.friction = 0.2; Physics.gravity = <0, 0, -3>; Insert[feed].stop = 0.3\"."},
     {"Insert", "rate", GF_KEY_NUMBER, "(one of rate, mass_rate, count, volume_fraction)", "> 0",
      "Particles per second from start: by time t, rate (t - start) are due (rounded up)."},
     {"Insert", "mass_rate", GF_KEY_NUMBER, "(one of rate, mass_rate, count, volume_fraction)",
@@ -498,8 +517,9 @@ static const gf_config_key keys[] = {
     {"Output", "directory", GF_KEY_STRING, "\"output\"", "",
      "The directory of the snapshots (made if missing)."},
     {"Output", "prefix", GF_KEY_STRING, "\"run\"", "",
-     "The start of the snapshots' names, directory/prefix_000001000.h5, and of their list, "
-     "directory/prefix.xmf."},
+     "The start of the snapshots' names, directory/prefix_000001000.h5, and of their lists for "
+     "ParaView, directory/prefix.xmf (the bodies) and prefix_clumps.xmf, prefix_geometry.xmf, "
+     "prefix_contacts.xmf."},
     {"Output", "snapshot_every", GF_KEY_INTEGER, "0", "[0, 1e15]",
      "Steps between snapshots; 0: none."},
     {"Output", "contacts", GF_KEY_BOOL, "false", "",
@@ -533,35 +553,70 @@ static const gf_config_key keys[] = {
      "The tracks file (CSV)."},
 };
 
-/* What may differ on a restart: how long the run goes, what it writes and reports, how hard the
- * solver tries (not what it solves), and how the domain is cut into processes (a restart may use
- * any rank count, with or without load balancing). A name without a dot is a whole block. The
+/* The keys a Stage (and a restart) may change besides the Solver block. */
+#define STAGE_FREE_KEYS                                                                            \
+    "Materials.friction", "Materials.restitution", "Materials.cohesion",                           \
+        "Materials.rolling_friction", "Materials.twisting_friction",                               \
+        "Materials.restitution_velocity", "Materials.Pair.friction", "Materials.Pair.restitution", \
+        "Materials.Pair.cohesion", "Materials.Pair.rolling_friction",                              \
+        "Materials.Pair.twisting_friction", "Physics.gravity", "Time.dt", "Insert.start",          \
+        "Insert.stop", "Outlet.open"
+
+/* What may differ on a restart: how long the run goes, what it writes and reports, the solver,
+ * how the domain is cut into processes (a restart may use any rank count, with or without load
+ * balancing), the stages and what they may change. A name without a dot is a whole block. The
  * restart's comparison of configurations, `granflow --help`, --help-config and the table of
  * docs/configuration.md all read this list. */
-static const char *const restart_free[] = {"Time.steps",       "Solver.max_iterations",
-                                           "Solver.tolerance", "Solver.check_every",
-                                           "Solver.sweeps",    "Solver.over_relaxation",
-                                           "Domain.processes", "Domain.balance_every",
-                                           "Output",           "Statistics",
-                                           "Forces",           "Tracks"};
+static const char *const restart_free[] = {
+    "Time.steps", "Solver",       "Domain.processes", "Domain.balance_every",
+    "Output",     "Statistics",   "Forces",           "Tracks",
+    "Stage",      STAGE_FREE_KEYS};
 
-static int block_restart_free(const char *path) {
-    for (size_t i = 0; i < sizeof restart_free / sizeof restart_free[0]; ++i) {
-        size_t n = strlen(restart_free[i]);
-        if (!strchr(restart_free[i], '.') && strncmp(path, restart_free[i], n) == 0 &&
+/* What a Stage may change: the values a run can take up between two steps with its contact
+ * history (contact laws, not the materials' densities; gravity; the time step; the solver;
+ * inserts and outlets on or off). A restart may change them as well: the checkpoint's state
+ * is the same under either. */
+static const char *const stage_free[] = {"Solver", STAGE_FREE_KEYS};
+
+/* Whether the first n characters of a list entry ("Materials.Pair") name the block path
+ * ("Materials/Pair"). */
+static int same_path(const char *entry, const char *path, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (entry[i] != path[i] && !(entry[i] == '.' && path[i] == '/'))
+            return 0;
+    return 1;
+}
+
+/* Whether a list names the block at `path` (or one it is in) as a whole. */
+static int block_in(const char *const *list, size_t count, const char *path) {
+    for (size_t i = 0; i < count; ++i) {
+        size_t n = strlen(list[i]);
+        if (!strchr(list[i], '.') && strncmp(path, list[i], n) == 0 &&
             (path[n] == '\0' || path[n] == '/'))
             return 1;
     }
     return 0;
 }
 
-static int key_restart_free(const gf_config_key *k, const char *block) {
-    size_t n = strlen(block);
-    for (size_t i = 0; i < sizeof restart_free / sizeof restart_free[0]; ++i)
-        if (strncmp(restart_free[i], block, n) == 0 && restart_free[i][n] == '.' &&
-            strcmp(restart_free[i] + n + 1, k->key) == 0)
+/* Whether a list names key k of the block at `path`, or its block. */
+static int key_in(const char *const *list, size_t count, const gf_config_key *k, const char *path) {
+    size_t n = strlen(path);
+    for (size_t i = 0; i < count; ++i)
+        if (strlen(list[i]) > n && same_path(list[i], path, n) && list[i][n] == '.' &&
+            strcmp(list[i] + n + 1, k->key) == 0)
             return 1;
-    return block_restart_free(block);
+    return block_in(list, count, path);
+}
+
+#define RESTART_FREE restart_free, sizeof restart_free / sizeof restart_free[0]
+#define STAGE_FREE stage_free, sizeof stage_free / sizeof stage_free[0]
+
+static int block_restart_free(const char *path) {
+    return block_in(RESTART_FREE, path);
+}
+
+static int key_restart_free(const gf_config_key *k, const char *block) {
+    return key_in(RESTART_FREE, k, block);
 }
 
 const gf_config_key *gf_config_schema_keys(size_t *n) {
@@ -629,6 +684,24 @@ int gf_config_schema_restart_free(const char *key) {
     if (path[0] && block_restart_free(path))
         return 1;
     return k && key_restart_free(k, path);
+}
+
+int gf_config_schema_stage_free(const char *key) {
+    /* "Insert[feed].stop" -> "Insert.stop": the selectors name blocks, not keys */
+    char plain[256], path[256];
+    size_t n = 0;
+    for (const char *c = key; *c && n + 1 < sizeof plain; ++c) {
+        if (*c == '[') {
+            c = strchr(c, ']');
+            if (!c)
+                return 0;
+            continue;
+        }
+        plain[n++] = *c;
+    }
+    plain[n] = '\0';
+    const gf_config_key *k = gf_config_schema_find_dotted(plain, path, sizeof path);
+    return k && key_in(STAGE_FREE, k, path);
 }
 
 void gf_config_schema_restart_free_list(char *buf, size_t size) {

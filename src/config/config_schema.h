@@ -65,6 +65,10 @@ int gf_config_schema_in_blocks(const gf_config_key *k, const char *path);
  * "Solver.tolerance"), its own flag or its block's. Every other key, registered or not, must
  * match the checkpoint's. */
 int gf_config_schema_restart_free(const char *key);
+/* Whether a Stage may set the key, named as on the command line with or without selectors
+ * ("Insert[feed].stop"): a registered key of the contact laws, gravity, the time step, the
+ * solver, inserts' start and stop, outlets' open. These may differ on a restart too. */
+int gf_config_schema_stage_free(const char *key);
 /* The keys that may differ on a restart, for messages: "Time.steps, ..., Output.*, ...". */
 void gf_config_schema_restart_free_list(char *buf, size_t size);
 

@@ -452,7 +452,7 @@ static gf_status rebuild_snapshot_list(gf_output *o, long step) {
 
 gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int force) {
     int rank = sim->par ? sim->par->rank : 0;
-    char *stored = NULL, *report = NULL;
+    char *stored = NULL, *report = NULL, *changed = NULL;
     GF_TRY(gf_io_read_configuration(sim, path, &stored));
     int ndiff = 0;
     gf_status st = GF_OK;
@@ -461,8 +461,13 @@ gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int for
             gf_log_warn("'%s' records no configuration: it cannot be checked against this one",
                         path);
     } else {
-        st = gf_config_compare(stored, o->config_text ? o->config_text : "", &report, &ndiff);
+        st = gf_config_compare_changes(stored, o->config_text ? o->config_text : "", &report,
+                                       &ndiff, &changed);
     }
+    if (st == GF_OK && changed && rank == 0 && (ndiff == 0 || force))
+        gf_log_info("restarting from '%s' with other values of keys a stage may change (the run "
+                    "goes on with them from the checkpoint's step):\n%s",
+                    path, changed);
     if (st == GF_OK && ndiff > 0) {
         if (!force)
             st = GF_ERROR(GF_ERR_INPUT,
@@ -475,6 +480,7 @@ gf_status gf_output_restart(gf_output *o, gf_sim *sim, const char *path, int for
     }
     free(stored);
     free(report);
+    free(changed);
     if (sim->par)
         st = gf_par_agree(sim->par, st, NULL);
     GF_TRY(st);

@@ -221,15 +221,7 @@ static gf_status configure_one(gf_insertion *s, gf_config_block *b, gf_config_bl
     } else {
         GF_TRY(gf_config_check_range(b, key, s->amount, 1e-300, 1e300));
     }
-    GF_TRY(gf_config_get_double(b, "start", 0.0, &s->start));
-    GF_TRY(gf_config_check_range(b, "start", s->start, 0.0, 1e300));
-    s->stop = INFINITY;
-    if (gf_config_has(b, "stop")) {
-        GF_TRY(gf_config_require_double(b, "stop", &s->stop));
-        if (!(s->stop > s->start))
-            return GF_ERROR(GF_ERR_INPUT, "%s: Insert.stop %g must come after start %g", where,
-                            s->stop, s->start);
-    }
+    GF_TRY(gf_insertion_read_times(b, &s->start, &s->stop));
     long max_count = 0;
     GF_TRY(gf_config_get_long(b, "max_count", 0, &max_count));
     GF_TRY(gf_config_check_range(b, "max_count", (double)max_count, 0.0, 1e15));
@@ -284,6 +276,22 @@ static gf_status configure_one(gf_insertion *s, gf_config_block *b, gf_config_bl
         vmin = fmin(vmin, gf_shape_volume(&s->mix.kind[k], clumps));
     vmin *= s->mix.size_min * s->mix.size_min * s->mix.size_min;
     s->capacity = fmax(1.0, floor(gf_region_volume(&s->region) / vmin));
+    return GF_OK;
+}
+
+gf_status gf_insertion_read_times(gf_config_block *b, double *start, double *stop) {
+    GF_TRY(gf_config_get_double(b, "start", 0.0, start));
+    GF_TRY(gf_config_check_range(b, "start", *start, 0.0, 1e300));
+    *stop = INFINITY;
+    if (gf_config_has(b, "stop")) {
+        GF_TRY(gf_config_require_double(b, "stop", stop));
+        if (!(*stop > *start)) {
+            char where[512];
+            gf_config_block_where(b, where, sizeof where);
+            return GF_ERROR(GF_ERR_INPUT, "%s: Insert.stop %g must come after start %g", where,
+                            *stop, *start);
+        }
+    }
     return GF_OK;
 }
 
@@ -651,6 +659,7 @@ gf_status gf_outlets_configure(gf_outlets *o, gf_config_block *root) {
             if (strcmp(o->item[j].name, t->name) == 0)
                 return GF_ERROR(GF_ERR_INPUT, "%s: a second Outlet named '%s'", where, t->name);
         GF_TRY(gf_region_configure(&t->region, b, 1));
+        GF_TRY(gf_config_get_bool(b, "open", 1, &t->open));
         o->count++;
     }
     return GF_OK;
@@ -662,7 +671,7 @@ void gf_outlets_apply(gf_outlets *o, gf_particles *p, int64_t *deleted, double *
     for (size_t i = 0; i < p->n_local;) {
         const double x[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
         int k = 0;
-        while (k < o->count && !gf_region_contains(&o->item[k].region, x))
+        while (k < o->count && !(o->item[k].open && gf_region_contains(&o->item[k].region, x)))
             ++k;
         if (k == o->count) {
             ++i;

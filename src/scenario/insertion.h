@@ -105,6 +105,8 @@ typedef struct {
     gf_insertion item[GF_MAX_INSERTS];
 } gf_inserts;
 
+/* An Insert block's start and stop (s; INFINITY without stop), checked: what a Stage may change. */
+gf_status gf_insertion_read_times(gf_config_block *b, double *start, double *stop);
 /* Reads the Insert blocks: each region must lie in the box [lo, hi] and hold its largest
  * particle. */
 gf_status gf_inserts_configure(gf_inserts *in, gf_config_block *root, const gf_materials *m,
@@ -126,6 +128,7 @@ gf_status gf_inserts_restore(gf_inserts *in, const gf_state *s);
 typedef struct {
     char name[64];
     gf_region region;
+    int open; /* deletes what enters it (a Stage may open or close it) */
     /* Deleted here (cumulative; after a restart rank 0 also carries the totals before it). */
     int64_t count_local;
     double mass_local;

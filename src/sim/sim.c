@@ -51,6 +51,7 @@ void gf_sim_free(gf_sim *sim) {
     gf_linkcells_free(&sim->cells);
     gf_solver_free(&sim->solver);
     gf_warmstart_free(&sim->warm);
+    gf_stages_free(&sim->stages);
     gf_walls_free(&sim->walls);
     if (sim->distributed)
         gf_exchange_free(&sim->xch);
@@ -222,6 +223,8 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
     gf_solver_params prm;
     GF_TRY(gf_solver_configure(&prm, root));
     GF_TRY(gf_sim_set_solver(sim, &prm));
+    gf_stages_free(&sim->stages);
+    GF_TRY(gf_stages_configure(&sim->stages, cfg));
 
     gf_config_block *cb = gf_config_section(root, "Contact");
     if (!cb)
@@ -697,7 +700,12 @@ static gf_status localize_meshes(gf_sim *sim) {
     return GF_OK;
 }
 
+static gf_status apply_stage(gf_sim *sim);
+
 gf_status gf_sim_start(gf_sim *sim) {
+    /* The stage in force at the start (or restart) time: the first step's margin and ghosts are
+     * those of its time step, as in a run that went through that time. */
+    GF_TRY(apply_stage(sim));
     /* The velocities of the scheduled geometry at the start (or restart) time. */
     gf_walls_apply_schedule(&sim->walls, sim->time, GF_SIM_SCHEDULE_TOLERANCE * sim->dt);
     if (sim->ghosts_ready)
@@ -792,10 +800,40 @@ static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
     }
 }
 
+/* The values of the stage due at the start of this step, when another was in force. */
+static gf_status apply_stage(gf_sim *sim) {
+    gf_stages *s = &sim->stages;
+    if (s->count == 0) /* (a simulation set up without a configuration has none either) */
+        return GF_OK;
+    /* The configuration's own time step sets the tolerance: the same whichever is in force. */
+    int k = gf_stages_due(s, sim->time, GF_SIM_SCHEDULE_TOLERANCE * s->base.dt);
+    if (k == s->current)
+        return GF_OK;
+    const gf_stage *v = gf_stages_values(s, k);
+    sim->materials = v->materials;
+    /* The solver keeps its buffers when its settings stay. */
+    if (memcmp(&sim->solver_params, &v->solver, sizeof v->solver) != 0)
+        GF_TRY(gf_sim_set_solver(sim, &v->solver));
+    memcpy(sim->gravity, v->gravity, sizeof sim->gravity);
+    sim->dt = v->dt;
+    for (int j = 0; j < sim->inserts.count; ++j) {
+        sim->inserts.item[j].start = v->insert_start[j];
+        sim->inserts.item[j].stop = v->insert_stop[j];
+    }
+    for (int j = 0; j < sim->outlets.count; ++j)
+        sim->outlets.item[j].open = v->outlet_open[j];
+    if (k >= 0 && (!sim->par || sim->par->rank == 0))
+        gf_log_info("Stage %s (from t = %g s) in force from step %ld, t = %.9g s: %s", v->name,
+                    v->time, sim->step + 1, sim->time, v->set);
+    s->current = k;
+    return GF_OK;
+}
+
 gf_status gf_sim_step(gf_sim *sim) {
     gf_timers *tm = &sim->timers;
     if (!sim->ghosts_ready)
         GF_TRY(gf_sim_start(sim));
+    GF_TRY(apply_stage(sim));
 
     gf_timer_start(tm, GF_TIMER_DETECT);
     gf_contacts *c = &sim->contacts;

@@ -21,6 +21,7 @@
 #include "par/balance.h"
 #include "core/timer.h"
 #include "contact/warmstart.h"
+#include "sim/stage.h"
 
 /* The contacts of a step on this rank: the solved set (speculative pairs within the margin
  * included), those touching (gap <= 0 at detection), those loaded (positive normal impulse),
@@ -93,6 +94,7 @@ typedef struct {
     int64_t created_inflow;    /* particles the inflow created since the run began (global) */
     gf_inserts inserts;        /* Insert blocks (their counts are checkpointed) */
     gf_outlets outlets;        /* Outlet blocks */
+    gf_stages stages;          /* Stage blocks: the values of each, the one in force */
     /* Decomposition and exchange: set up by gf_sim_decompose (always with a gf_par). */
     int distributed;
     gf_exchange xch;

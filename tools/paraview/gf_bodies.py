@@ -1,87 +1,85 @@
-"""Shows a granflow run's bodies as what they are in ParaView: boxes as boxes, cylinders and
-capsules as cylinders, spheres as spheres, each turned by its orientation, and clumps as their
-member spheres.
+"""Shows a granflow run in ParaView as what it is: every body as its surface (boxes, capsules,
+cylinders, spheres, clumps as their member spheres) with its data on the cells for colouring
+(velocity, speed, angular_velocity, angular_speed, id, material, shape, ...), the walls, obstacles
+and meshes, and the force chains of the loaded contacts.
 
     pvpython tools/paraview/gf_bodies.py output/run.xmf --state bodies.pvsm
-        then in ParaView: File > Load State > bodies.pvsm
-    or in ParaView's Python Shell: Run Script, with the .xmf file opened and selected.
+        then in ParaView: File > Load State > bodies.pvsm (Search files under specified directory)
+    or in ParaView's Python Shell: Run Script, with the run's .xmf file opened and selected.
+    (installed: share/granflow/paraview/gf_bodies.py)
 
-Every snapshot holds per body the tensor `axes`: its body axes scaled to its full size along each,
-so that ParaView's Tensor Glyph filter (Extract Eigenvalues off, Scale Factor 1) maps a unit box,
-cylinder or sphere onto the body. The same by hand: open the .xmf (any XDMF reader), Threshold on
-`shape` (0 sphere, 1 box, 2 capsule, 3 cylinder, 4 clump), Tensor Glyph with Tensors `axes`,
-Glyph Type Box (Cylinder, Sphere), Extract Eigenvalues off, Scale Factor 1. Clumps: the second
-block (`clump_members`: every member sphere with its `radius`), Glyph of type Sphere scaled by
-`radius` with Scale Factor 2 (the sphere source has radius 0.5). The walls (clipped to the box),
-boxes and cylinders are the `geometry` block, cells with their `kind`, `body` and `velocity`;
-with Output.contacts the `contacts` block holds a line per contact (force chains) with its
-`normal_impulse`, `tangential_impulse`, `normal` and `gap` (colour by `normal_impulse`).
+A run's output is one .xmf file per part, each readable on its own by any of ParaView's XDMF
+readers: `<prefix>.xmf` the bodies as points with their data (what Open, Apply shows),
+`<prefix>_clumps.xmf` the clumps' member spheres, `<prefix>_geometry.xmf` the walls (clipped to
+the box), obstacles and meshes, `<prefix>_contacts.xmf` (with Output.contacts) a line per contact.
 """
 import argparse
+import os
 import sys
 
-from paraview.simple import (ExtractBlock, GetActiveSource, GetActiveViewOrCreate, Glyph,
-                             RenameSource, SaveState, Show, TensorGlyph, Threshold,
-                             Xdmf3ReaderT)
+from paraview.simple import (GetActiveSource, GetActiveViewOrCreate, ProgrammableFilter,
+                             RenameSource, SaveState, Show, Threshold, Xdmf3ReaderT,
+                             XDMFReader)
 
-# shape code: (name, glyph type of Tensor Glyph)
-KINDS = {0: ("spheres", "Sphere"), 1: ("boxes", "Box"), 2: ("capsules", "Cylinder"),
-         3: ("cylinders", "Cylinder")}
-
-
-def collections(xmf):
-    """The names of the .xmf file's top-level grids, in order (particles, clump_members when
-    there are clumps, geometry when there are walls or obstacles)."""
-    import xml.etree.ElementTree as ET
-    domain = ET.parse(xmf).getroot().find("Domain")
-    return [g.get("Name") for g in domain.findall("Grid")]
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import granflow_bodies  # noqa: E402
 
 
-def block(reader, names, name):
-    """The block of the grid `name`: the XDMF 3 readers leave the grids unnamed (Block<k>, in
-    file order), the legacy reader names them."""
-    sel = ["/Root/" + name]
-    if name in names:
-        sel.append("/Root/Block%d" % names.index(name))
-    return ExtractBlock(Input=reader, Selectors=sel)
+def part(xmf, name):
+    """The file of a part of the run whose particles are `xmf` (None where the run has none)."""
+    stem, ext = os.path.splitext(xmf)
+    path = "%s_%s%s" % (stem, name, ext)
+    return path if os.path.exists(path) else None
 
 
-def build(reader, view=None, xmf=None):
-    """Adds the glyph pipelines below `reader`; returns them by name."""
+def reader_file(reader):
+    """The file an XDMF reader reads: FileName (XDMF 3 readers) or FileNames (legacy)."""
+    files = reader.FileName if "FileName" in reader.ListProperties() else reader.FileNames
+    return files[0]
+
+
+def build(reader, view=None, xmf=None, make_reader=None, segments=24, loaded_only=True):
+    """Adds below `reader` (the particles) the bodies, and beside it the geometry and the force
+    chains; returns the pipelines by name ('bodies', 'geometry', 'contacts' where present).
+    make_reader(path) opens the other parts (default: the Xdmf3 reader of `reader`'s kind)."""
+    xmf = xmf or reader_file(reader)
+    if make_reader is None:
+        legacy = "FileNames" in reader.ListProperties()
+        make_reader = ((lambda p: XDMFReader(FileNames=[p])) if legacy else
+                       (lambda p: Xdmf3ReaderT(FileName=[p])))
     out = {}
-    if xmf is None:  # the reader's file: FileName (XDMF 3 readers) or FileNames (legacy)
-        files = reader.FileName if "FileName" in reader.ListProperties() else reader.FileNames
-        xmf = files[0]
-    names = collections(xmf)
-    bodies = block(reader, names, "particles")
-    for code, (name, glyph) in KINDS.items():
-        th = Threshold(Input=bodies, Scalars=["POINTS", "shape"],
-                       LowerThreshold=code - 0.5, UpperThreshold=code + 0.5)
-        tg = TensorGlyph(Input=th, Tensors=["POINTS", "axes"], GlyphType=glyph,
-                         ExtractEigenvalues=0, ColorGlyphs=0)
-        # After construction: the default is derived from the input's bounds, which an input
-        # not yet read reports as empty.
-        tg.ScaleFactor = 1.0
-        RenameSource(name, tg)
-        out[name] = tg
-    members = block(reader, names, "clump_members")
-    spheres = Glyph(Input=members, GlyphType="Sphere", ScaleArray=["POINTS", "radius"],
-                    OrientationArray=["POINTS", "No orientation array"], ScaleFactor=2.0,
-                    GlyphMode="All Points")
-    RenameSource("clumps", spheres)
-    out["clumps"] = spheres
-    # Walls (clipped to the box), boxes and cylinders as surfaces.
-    geometry = block(reader, names, "geometry")
-    RenameSource("geometry", geometry)
-    out["geometry"] = geometry
-    # With Output.contacts: the force chains, a line per contact with its impulses.
-    if "contacts" in names:
-        chains = block(reader, names, "contacts")
-        RenameSource("force chains", chains)
+    inputs = [reader]
+    clumps = part(xmf, "clumps")
+    if clumps:
+        members = make_reader(clumps)
+        RenameSource("clump members", members)
+        inputs.append(members)
+    bodies = ProgrammableFilter(Input=inputs, OutputDataSetType="vtkPolyData")
+    bodies.Script = granflow_bodies.PROGRAMMABLE_SCRIPT.format(
+        dir=HERE, segments=int(segments), bands=max(3, int(segments) // 4))
+    RenameSource("bodies", bodies)
+    out["bodies"] = bodies
+    geometry = part(xmf, "geometry")
+    if geometry:
+        out["geometry"] = make_reader(geometry)
+        RenameSource("geometry", out["geometry"])
+    contacts = part(xmf, "contacts")
+    if contacts:
+        chains = make_reader(contacts)
+        RenameSource("contacts", chains)
+        if loaded_only:  # the force chains: contacts that carry an impulse
+            chains = Threshold(Input=chains, Scalars=["CELLS", "normal_impulse"],
+                               LowerThreshold=1e-300, UpperThreshold=1e300)
+            RenameSource("force chains", chains)
         out["contacts"] = chains
     if view is not None:
-        for src in out.values():
-            Show(src, view)
+        for name, src in out.items():
+            d = Show(src, view)
+            if name == "bodies":  # the colour range follows the data on the first render
+                d.ColorArrayName = ["CELLS", "speed"]
+            if name == "geometry":
+                d.Opacity = 0.3
     return out
 
 
@@ -89,11 +87,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("xmf", nargs="?", help="the run's .xmf file (default: the active source)")
     ap.add_argument("--state", help="write a ParaView state file to load in the GUI")
+    ap.add_argument("--segments", type=int, default=24,
+                    help="points around round bodies' circles (default 24)")
+    ap.add_argument("--all-contacts", action="store_true",
+                    help="draw every contact, not only those that carry an impulse")
     args = ap.parse_args()
     reader = Xdmf3ReaderT(FileName=[args.xmf]) if args.xmf else GetActiveSource()
     if reader is None:
         sys.exit("gf_bodies.py: give the .xmf file, or open it in ParaView first")
-    build(reader, GetActiveViewOrCreate("RenderView"))
+    build(reader, GetActiveViewOrCreate("RenderView"), segments=args.segments,
+          loaded_only=not args.all_contacts)
     if args.state:
         SaveState(args.state)
 

@@ -13,21 +13,28 @@ _STEP = re.compile(r"_(\d+)\.h5$")
 
 
 def xdmf_snapshots(xmf):
-    """[(file, time)] of the particle grids of a granflow .xmf file, in the order listed; file
-    is the path as the .xmf gives it, relative to the .xmf's directory."""
+    """[(file, time)] of the snapshots a granflow .xmf file lists, in its order; file is the path
+    as the .xmf gives it, relative to the .xmf's directory. Reads both layouts: each snapshot a
+    spatial collection naming its file in an Information element (empty ones included), or
+    (files of earlier versions) a grid over /particles/position."""
     root = ET.parse(xmf).getroot()
     out = []
     for coll in root.iter("Grid"):
         if coll.get("GridType") != "Collection" or coll.get("CollectionType") != "Temporal":
             continue
         for grid in coll.findall("Grid"):
-            geo = grid.find("Geometry/DataItem")
             t = grid.find("Time")
-            if geo is None or t is None:
+            info = [i for i in grid.findall("Information") if i.get("Name") == "snapshot"]
+            geo = grid.find("Geometry/DataItem")
+            if t is None:
                 continue
-            file, _, dset = (geo.text or "").strip().partition(":")
-            if dset.strip("/") == "particles/position":
-                out.append((file, float(t.get("Value"))))
+            if info:
+                out.append((info[0].get("Value"), float(t.get("Value"))))
+            elif geo is not None:
+                file, _, dset = (geo.text or "").strip().partition(":")
+                if dset.strip("/") == "particles/position":
+                    out.append((file, float(t.get("Value"))))
+        break  # the particles' collection (the first) lists every snapshot
     return out
 
 
