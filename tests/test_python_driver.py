@@ -3,7 +3,8 @@ C API) at 1 and 2 ranks: each process drives its rank. Spheres in free flight mo
 step exactly after their velocities are set from Python; steps in parts end where one go ends; gravity changed between steps gives free fall and is
 recorded in what is written next; friction switched on between steps slows a sliding sphere at
 mu g, is recorded, and keys or values set_material does not take are refused;
-a snapshot written from Python reads back with the reader; a bad configuration raises
+bodies added between steps get the next ids and fly at their velocities, and overlapping or
+mistyped ones are refused; a snapshot written from Python reads back with the reader; a bad configuration raises
 GranflowError naming the file.
 
     mpiexec -n 2 python3 tests/test_python_driver.py   (GRANFLOW_LIBRARY, PYTHONPATH set)
@@ -38,8 +39,10 @@ Output { progress_every 0; }
 
 
 def fail(msg):
-    print(f"test_python_driver: {msg}", file=sys.stderr)
-    sys.exit(1)
+    print(f"test_python_driver: {msg}", file=sys.stderr, flush=True)
+    # Without MPI_Finalize (atexit): it would wait for the other ranks, which wait for this one;
+    # mpiexec ends them all when one exits with an error.
+    os._exit(1)
 
 
 def main():
@@ -79,6 +82,34 @@ def main():
             fail(f"particle {pid} at {q['position'][i]}, free flight says {want}")
     if sim.step != 60 or abs(sim.time - 60e-4) > 1e-15:
         fail(f"step {sim.step}, time {sim.time}")
+    # Bodies added between steps (on either rank's side of the box): the next ids, in flight
+    # at their velocity, counted; overlapping or mistyped bodies and other blocks are refused.
+    ids = sim.add_bodies("Body { shape sphere; radius 0.002; position < 0.005, 0.005, 0.025 >;"
+                         " velocity < 0.1, 0, 0 >; material glass; }")
+    box = sim.add_body("box", (0.055, 0.055, 0.025), half_extents=(0.002, 0.001, 0.0015),
+                       velocity=(0.0, -0.05, 0.0), material="glass")
+    if list(ids) != [32] or box != 33 or sim.count() != 34:
+        fail(f"added ids {list(ids)} and {box}, {sim.count()} particles")
+    # lattice particle 0 stays at the lattice's origin (its velocity is 1e-3 x its id)
+    for bad in ("Body { shape sphere; radius 0.002; position < 0.015, 0.015, 0.01 >; }",
+                "Body { shape sphere; radiuss 0.002; position < 0.005, 0.05, 0.025 >; }",
+                "Body { shape sphere; radius 0.002; position < 0.5, 0.05, 0.025 >; }",
+                "Physics { gravity < 0, 0, 1 >; }", ""):
+        try:
+            sim.add_bodies(bad)
+        except granflow.GranflowError:
+            pass
+        else:
+            fail(f"add_bodies('{bad}') was accepted")
+    if sim.count() != 34:
+        fail(f"{sim.count()} particles after refused bodies")
+    sim.advance(10)
+    moved = {int(i): x for i, x in zip(sim.particles()["id"], sim.particles()["position"])}
+    want = {32: (0.005 + 10 * 1e-4 * 0.1, 0.005, 0.025), 33: (0.055, 0.055 - 10 * 1e-4 * 0.05,
+                                                                0.025)}
+    for pid, w in want.items():
+        if pid in moved and np.max(np.abs(moved[pid] - np.array(w))) > 1e-15:
+            fail(f"added body {pid} at {moved[pid]}, free flight says {w}")
     # Gravity switched on between steps: every free particle's vz falls by g n dt.
     before = sim.particles()
     sim.set_gravity((0.0, 0.0, -9.81))
@@ -94,7 +125,7 @@ def main():
     sim.close()
     if rank == 0:
         s = granflow.load(snap)
-        if s.step != 70 or len(s.particles.id) != 32:
+        if s.step != 80 or len(s.particles.id) != 34:
             fail(f"the snapshot holds step {s.step} and {len(s.particles.id)} particles")
         g = s.parameters["Physics.gravity"].strip("<> ").split(",")
         if [float(x) for x in g] != [0.0, 0.0, -9.81]:
@@ -153,4 +184,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException:  # an error on one rank must end the job, not leave the others waiting
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)

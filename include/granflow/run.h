@@ -27,7 +27,7 @@ typedef struct gf_run gf_run;
 
 /* The version of this interface (the functions below and gf_run_options): a binding loaded at run
  * time (Python's granflow.Simulation over libgranflow.so) checks it. */
-#define GF_RUN_API 3
+#define GF_RUN_API 4
 int gf_run_api(void);
 
 typedef struct {
@@ -88,8 +88,8 @@ gf_status gf_run_set_velocities(gf_run *r, size_t n, const int64_t *id, const do
                                 int64_t *found);
 
 /* Gravity (m/s^2) from the next step on, the same on every rank. The configuration that
- * snapshots and checkpoints record says so (Physics.gravity): a restart from them gives the
- * same value (on the command line) or is refused as a change of physics. */
+ * snapshots and checkpoints record says so (Physics.gravity); a Stage that comes in force later
+ * sets its own. */
 gf_status gf_run_set_gravity(gf_run *r, const double g[3]);
 
 /* A contact law's coefficient from the next step on, the same on every rank: `key` is a key of
@@ -98,6 +98,14 @@ gf_status gf_run_set_gravity(gf_run *r, const double g[3]);
  * ("Pair[2].friction", from 1). The recorded configuration says so, as for gravity. Any other
  * key, a value out of the key's range or a Pair that is not there is refused, nothing changed. */
 gf_status gf_run_set_material(gf_run *r, const char *key, double value);
+
+/* Adds bodies between steps: `text` holds Body blocks as a configuration writes them
+ * ("Body { shape sphere; radius 0.01; position < 0, 0, 0.1 >; velocity < 1, 0, 0 >; }"), the
+ * same on every rank; their ids are *first_id .. *first_id + *count - 1. A body that overlaps
+ * another, lies outside the box, names an unknown material or clump, or has a key no body reads
+ * is refused with an error, nothing added. The recorded configuration does not list them;
+ * checkpoints hold them as they hold every particle. */
+gf_status gf_run_add_bodies(gf_run *r, const char *text, int64_t *first_id, int64_t *count);
 
 /* A snapshot (as Output writes them) or a checkpoint of the current state to `path`. */
 gf_status gf_run_write_snapshot(gf_run *r, const char *path);

@@ -347,6 +347,33 @@ gf_status gf_run_set_gravity(gf_run *r, const double g[3]) {
     return st;
 }
 
+/* A top-level key of an added configuration: none may stand outside a Body block. */
+static gf_status body_key(void *ctx, const char *path, const char *key, const char *value) {
+    (void)ctx;
+    (void)value;
+    if (strncmp(path, "Body#", 5) != 0)
+        return GF_ERROR(GF_ERR_INPUT,
+                        "add_bodies: '%s%s%s' is not in a Body block (only Body blocks are added)",
+                        path, path[0] ? "." : "", key);
+    return GF_OK;
+}
+
+gf_status gf_run_add_bodies(gf_run *r, const char *text, int64_t *first_id, int64_t *count) {
+    *first_id = -1;
+    *count = 0;
+    gf_config *cfg = NULL;
+    gf_status st = gf_config_parse(text, strlen(text), "(added bodies)", &cfg);
+    if (st == GF_OK)
+        st = gf_config_visit(cfg, body_key, NULL);
+    if (st == GF_OK && gf_config_section_count(gf_config_root(cfg), "Body") == 0)
+        st = GF_ERROR(GF_ERR_INPUT, "add_bodies: no Body block in '%.80s'", text);
+    st = gf_par_agree(&r->par, st, NULL);
+    if (st == GF_OK)
+        st = gf_sim_add_bodies(&r->sim, cfg, first_id, count);
+    gf_config_destroy(cfg);
+    return st;
+}
+
 gf_status gf_run_write_snapshot(gf_run *r, const char *path) {
     return gf_io_write_snapshot(r->out, &r->sim, path);
 }

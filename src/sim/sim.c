@@ -147,7 +147,11 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
 }
 
 /* Adds the configured bodies this rank owns, after the lattice: their ids follow its ids. */
-static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
+/* The Body blocks of root, each added on the rank that owns its centre: checked first against
+ * every rank's owned particles and agreed (with nothing added when any is refused). Mid-run the
+ * decomposition must also reach as far as the largest of them (with the contact margin). */
+static gf_status add_bodies(gf_sim *sim, gf_config *cfg) {
+    gf_config_block *root = gf_config_root(cfg);
     gf_particles all;
     gf_particles_init(&all);
     all.clumps = &sim->clumps;
@@ -155,6 +159,11 @@ static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
     double rmax = 0.0;
     gf_status st = gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo,
                                        sim->hi, sim->periodic, sim->next_id, &all, &n, &rmax);
+    if (st == GF_OK && sim->distributed && sim->ghosts_ready)
+        st = gf_decomp_check_range(&sim->xch.decomp, (2.0 + sim->margin_fraction) * rmax);
+    /* Between steps the blocks come alone: a key no body read is a typo, refused here. */
+    if (st == GF_OK && sim->ghosts_ready)
+        st = gf_config_check_unused(cfg);
     if (st == GF_OK)
         st = gf_bodies_check_clear(&all, &sim->particles);
     if (sim->par)
@@ -168,9 +177,30 @@ static gf_status add_bodies(gf_sim *sim, gf_config_block *root) {
         }
     }
     gf_particles_free(&all);
-    sim->next_id += n;
-    sim->expected_particles += n;
+    if (st == GF_OK) { /* (refused, they take no ids) */
+        sim->next_id += n;
+        sim->expected_particles += n;
+    }
     return st;
+}
+
+static gf_status exchange(gf_sim *sim, int changed);
+
+gf_status gf_sim_add_bodies(gf_sim *sim, gf_config *cfg, int64_t *first_id, int64_t *count) {
+    *first_id = sim->next_id;
+    *count = 0;
+    /* The owners take the new bodies with their ghosts set aside; the exchange makes them anew. */
+    size_t n_ghost = sim->particles.n_ghost;
+    int running = sim->ghosts_ready;
+    gf_particles_clear_ghosts(&sim->particles);
+    gf_status st = add_bodies(sim, cfg);
+    if (st != GF_OK) { /* nothing was added anywhere: the ghosts stand */
+        sim->particles.n_ghost = n_ghost;
+        return st;
+    }
+    *count = sim->next_id - *first_id;
+    GF_TRY(count_global(sim));
+    return running ? exchange(sim, 1) : GF_OK;
 }
 
 static gf_status read_stl_shared(const void *par, const char *path, double **corners, size_t *nt) {
@@ -297,7 +327,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
             "Lattice: %lld of %lld particles left out: they would overlap a wall or obstacle",
             (long long)skipped, (long long)gf_lattice_size(&lat));
     GF_TRY(gf_particle_file_check_clear(&pfile, sim));
-    GF_TRY(add_bodies(sim, root));
+    GF_TRY(add_bodies(sim, cfg));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
         return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",

@@ -240,6 +240,12 @@ gf_status gf_sim_place_particles(gf_sim *sim, const gf_particle *recs, size_t n)
 gf_status gf_sim_check_unique_ids(const gf_sim *sim, const char *path, const char *hint);
 /* Collective: the ghosts take their owners' current state again, after a program changed the
  * owned particles between steps (gf_run_set_velocities). */
+/* Adds the Body blocks of cfg (which holds nothing else) between steps, as the configuration's
+ * Body blocks are added: ids from *first_id on (*count of them, the same on every rank), each
+ * on the rank that owns its centre; a body that overlaps a particle, lies outside the box, is
+ * too large for the decomposition or has a key no body reads is refused with nothing added.
+ * Collective. */
+gf_status gf_sim_add_bodies(gf_sim *sim, gf_config *cfg, int64_t *first_id, int64_t *count);
 gf_status gf_sim_refresh_ghosts(gf_sim *sim);
 gf_status gf_sim_restore_state(gf_sim *sim, const gf_state *s);
 

@@ -207,6 +207,11 @@ int gf_snapshot_open(gf_snapshot *s, const char *path, char *err, size_t errsize
                      head[k].cls == H5T_INTEGER ? "integer" : "floating-point");
             return refuse(s, err, errsize, what);
         }
+    /* The time step (of the last step before the snapshot): contact forces are impulses over it.
+     * Files without it give 0. */
+    if (attr(f, "dt", H5T_FLOAT, H5T_NATIVE_DOUBLE, 1, &s->dt) || !(s->dt > 0.0) ||
+        !isfinite(s->dt))
+        s->dt = 0.0;
     int sane = isfinite(s->time) && s->step >= 0 && s->count >= 0;
     for (int k = 0; k < 3; ++k)
         sane = sane && isfinite(s->box_min[k]) && isfinite(s->box_max[k]) &&
@@ -496,6 +501,24 @@ size_t gf_snapshot_geometry_cell(const gf_snapshot_geometry *g, size_t at, int *
     *n = (size_t)count;
     *first = start;
     return start + (size_t)count;
+}
+
+int gf_snapshot_read_table(const gf_snapshot *s, const char *path, int integer, int ncols,
+                           size_t *rows, void **buf, char *err, size_t errsize) {
+    int rc = integer ? read_table((hid_t)s->hid, path, H5T_INTEGER, ncols, H5T_NATIVE_INT64,
+                                  sizeof(int64_t), rows, buf)
+                     : read_table((hid_t)s->hid, path, H5T_FLOAT, ncols, H5T_NATIVE_DOUBLE,
+                                  sizeof(double), rows, buf);
+    for (size_t k = 0; rc == 0 && !integer && k < *rows * (size_t)ncols; ++k)
+        if (!isfinite(((const double *)*buf)[k]))
+            rc = -1;
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+        snprintf(err, errsize, "%s: missing or unreadable %s (not a table of %d %s column(s))",
+                 s->path, path, ncols, integer ? "integer" : "finite floating-point");
+    }
+    return rc;
 }
 
 int gf_snapshot_read_geometry(const gf_snapshot *s, gf_snapshot_geometry *g, char *err,

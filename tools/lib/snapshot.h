@@ -10,6 +10,7 @@ typedef struct {
     long long hid; /* hid_t of the open file */
     char path[1024];
     double time, box_min[3], box_max[3];
+    double dt; /* the time step (s; 0 if the file does not say) */
     int periodic[3];
     long long step, count;
     int has_contacts, has_mass; /* mass: files before granflow 0.1 lack it */
@@ -55,6 +56,11 @@ int gf_snapshot_scan(const gf_snapshot *s, int (*visit)(void *ctx, const gf_chun
  * floating-point values into a new array; returns 0 on success. */
 int gf_snapshot_read_contacts(const gf_snapshot *s, const char *column, double **out, char *err,
                               size_t errsize);
+
+/* A whole dataset of ncols columns (integer: as int64, else as finite doubles) into a new *buf,
+ * its rows in *rows; returns 0 on success, else err names the file and dataset. */
+int gf_snapshot_read_table(const gf_snapshot *s, const char *path, int integer, int ncols,
+                           size_t *rows, void **buf, char *err, size_t errsize);
 
 /* The walls (clipped to the box), obstacle boxes and cylinders of a snapshot as the surface mesh
  * the engine writes in /geometry (docs/output.md): points (npoints x 3, m), the cells in

@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-_API = 3  # GF_RUN_API of granflow/run.h that this binding speaks
+_API = 4  # GF_RUN_API of granflow/run.h that this binding speaks
 _lib = None
 _live = weakref.WeakSet()  # open simulations: closed before MPI ends at exit
 
@@ -86,6 +86,7 @@ def _library():
         "gf_run_set_velocities": (ctypes.c_int, [vp, ctypes.c_size_t, i64p, dp, i64p]),
         "gf_run_set_gravity": (ctypes.c_int, [vp, dp]),
         "gf_run_set_material": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_double]),
+        "gf_run_add_bodies": (ctypes.c_int, [vp, ctypes.c_char_p, i64p, i64p]),
         "gf_run_write_snapshot": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_run_write_checkpoint": (ctypes.c_int, [vp, ctypes.c_char_p]),
         "gf_error_message": (ctypes.c_char_p, []),
@@ -112,6 +113,24 @@ def _check(status):
 
 def _ptr(a, ctype):
     return a.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+def _value(v):
+    """A Python value as a configuration writes it: numbers exactly, sequences as vectors,
+    strings quoted."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"%s"' % v.replace("\\", "\\\\").replace('"', '\\"')
+    if np.ndim(v) == 1:
+        return "< %s >" % ", ".join(repr(float(x)) for x in v)
+    return str(int(v)) if isinstance(v, (int, np.integer)) else repr(float(v))
+
+
+def body_block(shape, position, **keys):
+    """The text of a Body block with these keys (see Simulation.add_body)."""
+    items = [("shape", shape), ("position", position)] + list(keys.items())
+    return "Body { %s }" % " ".join("%s %s;" % (k, _value(v)) for k, v in items)
 
 
 class Simulation:
@@ -194,7 +213,7 @@ class Simulation:
 
     def set_gravity(self, g):
         """Gravity (m/s^2, 3 numbers) from the next step on; snapshots and checkpoints record it
-        (Physics.gravity), so a restart from them must give the same value."""
+        (Physics.gravity)."""
         g = np.ascontiguousarray(g, dtype=np.float64).reshape(3)
         _check(_lib.gf_run_set_gravity(self._handle(), _ptr(g, ctypes.c_double)))
 
@@ -204,6 +223,22 @@ class Simulation:
         "restitution_velocity") or of one Pair block ("Pair[2].friction"); recorded like
         gravity. Other keys and values out of range raise GranflowError, nothing changed."""
         _check(_lib.gf_run_set_material(self._handle(), key.encode(), float(value)))
+
+    def add_bodies(self, text):
+        """Adds the Body blocks of `text` (configuration syntax) between steps, every rank the
+        same; returns their ids (a range). A body that overlaps another, lies outside the box or
+        has an unknown key raises GranflowError, nothing added."""
+        first, count = ctypes.c_int64(-1), ctypes.c_int64(0)
+        _check(_lib.gf_run_add_bodies(self._handle(), text.encode(), ctypes.byref(first),
+                                      ctypes.byref(count)))
+        return range(first.value, first.value + count.value)
+
+    def add_body(self, shape, position, **keys):
+        """Adds one body, its keys as in a Body block: add_body("sphere", (0, 0, 0.1),
+        radius=0.01, velocity=(1, 0, 0), material="glass"); vectors as sequences, orientation
+        as a quaternion (w, x, y, z). Returns its id."""
+        ids = self.add_bodies(body_block(shape, position, **keys))
+        return ids[0]
 
     def write_snapshot(self, path):
         _check(_lib.gf_run_write_snapshot(self._handle(), os.fsencode(path)))
