@@ -5,9 +5,9 @@
 
 GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libcmocka-dev zlib1g-dev libccd-dev"
 # The test suite also fuzzes the configuration parser with clang's libFuzzer, tests the Python
-# reader (tools/python) and the XDMF file with h5py and numpy, and builds a program against the
-# installed library with pkg-config.
-GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy pkg-config"
+# reader (tools/python) and the XDMF file with h5py and numpy, the figures with matplotlib, and
+# builds a program against the installed library with pkg-config.
+GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy python3-matplotlib pkg-config"
 # ParaView opens the output in the suite (test_paraview), rendering under a virtual X server; the
 # test is skipped, and says so, where these cannot be installed.
 GF_PARAVIEW_PACKAGES="paraview xvfb"

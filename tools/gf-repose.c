@@ -410,9 +410,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     fprintf(csv, "# gf-repose %s: angle of repose (degrees) per snapshot\n", argv[1]);
+    /* The fitted line (height = intercept + slope x over from .. to) last, for figures drawn
+     * elsewhere (python3 -m granflow.figures repose). */
     fprintf(csv, o.heap ? "file,time,angle_deg,stderr_deg,bins,particles,height,centre_x,"
-                          "centre_y,centre_z\n"
-                        : "file,time,angle_deg,stderr_deg,bins,particles,radius\n");
+                          "centre_y,centre_z,fit_from,fit_to,fit_intercept,fit_slope\n"
+                        : "file,time,angle_deg,stderr_deg,bins,particles,radius,fit_from,fit_to,"
+                          "fit_intercept,fit_slope\n");
     fprintf(pcsv, "# gf-repose %s: highest particle top per bin; used: the bin was fitted\n",
             argv[1]);
     fprintf(pcsv, "snapshot,%s,top,used\n", o.heap ? "distance" : "across");
@@ -435,12 +438,13 @@ int main(int argc, char **argv) {
         printf("%s: t = %g s, %zu particles: %.2f +- %.2f deg (%d bins over %.4g .. %.4g m)\n",
                argv[k], time, n, fit.angle, fit.se_angle, fit.bins, fit.from, fit.to);
         if (o.heap)
-            fprintf(csv, "%s,%.9g,%.6g,%.6g,%d,%zu,%.6g,%.6g,%.6g,%.6g\n", argv[k], time, fit.angle,
+            fprintf(csv, "%s,%.9g,%.6g,%.6g,%d,%zu,%.6g,%.6g,%.6g,%.6g,", argv[k], time, fit.angle,
                     fit.se_angle, fit.bins, n, fit.height, fit.centre[0], fit.centre[1],
                     fit.centre[2]);
         else
-            fprintf(csv, "%s,%.9g,%.6g,%.6g,%d,%zu,%.6g\n", argv[k], time, fit.angle, fit.se_angle,
+            fprintf(csv, "%s,%.9g,%.6g,%.6g,%d,%zu,%.6g,", argv[k], time, fit.angle, fit.se_angle,
                     fit.bins, n, fit.radius);
+        fprintf(csv, "%.9g,%.9g,%.9g,%.9g\n", fit.from, fit.to, fit.intercept, fit.slope);
         for (int b = 0; b < p.nbins; ++b)
             if (!isnan(p.top[b]))
                 fprintf(pcsv, "%d,%.6g,%.6g,%d\n", used, p.lo + (b + 0.5) * p.width, p.top[b],

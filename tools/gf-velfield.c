@@ -201,6 +201,20 @@ int main(int argc, char **argv) {
                 wmax = fmax(wmax, wm[c]);
         }
     fclose(out);
+    /* The outlines as data, for figures drawn elsewhere (python3 -m granflow.figures): a row
+     * per point of each polyline, in m. */
+    snprintf(path, sizeof path, "%s_outlines.csv", prefix);
+    out = fopen(path, "w");
+    if (!out)
+        return die("cannot write the outlines' CSV file");
+    fprintf(out, "# gf-velfield: the walls and obstacles in the %c-%c plane, a polyline each\n", A,
+            B);
+    fprintf(out, "outline,closed,%c,%c\n", A, B);
+    for (size_t k = 0; k < outlines.n; ++k)
+        for (size_t q = outlines.start[k]; q < outlines.start[k + 1]; ++q)
+            fprintf(out, "%zu,%d,%.9g,%.9g\n", k, outlines.closed[k], outlines.x[q], outlines.y[q]);
+    if (fclose(out) != 0)
+        return die("cannot write the outlines' CSV file");
     double v0 = isnan(vlim[0]) ? 0.0 : vlim[0], w0 = isnan(wlim[0]) ? 0.0 : wlim[0];
     double v1 = isnan(vlim[1]) ? (vmax > v0 ? vmax : v0 + 1.0) : vlim[1];
     double w1 = isnan(wlim[1]) ? (wmax > w0 ? wmax : w0 + 1.0) : wlim[1];
@@ -251,9 +265,9 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s_angular.png", prefix);
     if (gf_plot_map(path, &map))
         return die("cannot write the angular-velocity PNG or SVG");
-    printf("%s.csv, %s_velocity.png/.svg, %s_angular.png/.svg: %d x %d cells in the %c-%c plane "
-           "from %d snapshot(s), %zu outline(s), peak mean speed %.4g m/s\n",
-           prefix, prefix, prefix, nx, ny, A, B, nsnap, outlines.n, vmax);
+    printf("%s.csv, %s_outlines.csv, %s_velocity.png/.svg, %s_angular.png/.svg: %d x %d cells in "
+           "the %c-%c plane from %d snapshot(s), %zu outline(s), peak mean speed %.4g m/s\n",
+           prefix, prefix, prefix, prefix, nx, ny, A, B, nsnap, outlines.n, vmax);
     gf_field_free(&f);
     gf_outlines_free(&outlines);
     free(ox);
