@@ -46,11 +46,11 @@ awk -F, -v cores="$cores" -v used="$used" -v load="$(uptime | sed 's/.*load aver
             print "mode,ranks,cores,particles,steps,seconds,updates_per_s,contact_iterations_per_s_per_rank,efficiency,comm_share,comm_share_max,cpu_seconds_per_rank" }
     { if ($2 == 1) { t1[$1] = $6; n1[$1] = $4 }
       printf "%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%s,%s\n", $1, $2, $3, $4, $5, $6, $7, $8, t1[$1] * $4 / (n1[$1] * $2 * $6), $9, $10, $11 }' "$raw" > "$csv"
-"$build/tools/gf-plot" "$csv" "$out/efficiency.png" --x ranks --y efficiency --group mode \
+gf_figures plot "$csv" "$out/efficiency.png" --x ranks --y efficiency --group mode \
     --title "granflow parallel efficiency ($cores cores)" --ylabel "parallel efficiency" --hline 1
-"$build/tools/gf-plot" "$csv" "$out/rate.png" --x ranks --y updates_per_s --group mode \
+gf_figures plot "$csv" "$out/rate.png" --x ranks --y updates_per_s --group mode \
     --title "granflow particle updates per second" --ylabel "particle updates / s"
-"$build/tools/gf-plot" "$csv" "$out/comm.png" --x ranks --y comm_share --group mode \
+gf_figures plot "$csv" "$out/comm.png" --x ranks --y comm_share --group mode \
     --title "granflow share of time communicating ($cores cores)" \
     --ylabel "communicate / wall time"
 grep -v '^#' "$csv" | column -s, -t | sed 's/^/  /'

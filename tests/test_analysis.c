@@ -1,7 +1,7 @@
 /* The computations behind the post-processing tools (issue 7) on synthetic data with known
  * answers: g(r) of an ideal gas and of a simple-cubic lattice, the edge correction, velocity-field
- * binning in any plane and its grid, the PNGs of the plots decoded back, log-axis ticks, and the
- * outlines of walls and obstacles (issue 14). */
+ * binning in any plane and its grid, and the outlines of walls and obstacles (issue 14). (The
+ * figures: tests/test_mpl_figures.py.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +10,8 @@
 
 #include "geometry/geometry_mesh.h"
 #include "lib/analysis.h"
+#include "test_util.h"
 #include "lib/outline.h"
-#include "lib/plot.h"
-#include "test_png.h"
 
 /* f(r) for a box walled along one axis and periodic along the others is E[1 - r |u_z| / L]
  * with |u_z| uniform on [0, 1] (Archimedes): 1 - r / (2L). Fully periodic: 1. A cube for small
@@ -166,119 +165,6 @@ static void test_field_linear(void **state) {
     gf_field_free(&f);
 }
 
-/* The heat map of the default 150 x 65 grid over the paper's 15 x 6.5 cm channel: a 600 x 260
- * map (4 pixels per cell) with 62 pixels below, each cell in its colour, empty cells grey; the
- * line plot has the size asked for; both have an SVG beside them. */
-static void test_png_plots(void **state) {
-    (void)state;
-    char dir[] = "/tmp/gf_test_png_XXXXXX", path[256];
-    assert_non_null(mkdtemp(dir));
-    enum { NX = 150, NY = 65 };
-    static double v[NX * NY];
-    for (int c = 0; c < NX * NY; ++c)
-        v[c] = (double)(c % NX) / (NX - 1);
-    v[10 * NX + 20] = NAN;
-    snprintf(path, sizeof path, "%s/map.png", dir);
-    assert_int_equal(
-        gf_plot_heatmap(path, "t", "x (cm)", "y (cm)", "|v|", v, NX, NY, 0, 15, 0, 6.5, 0.0, 1.0),
-        0);
-    int w;
-    uint8_t *rgb = gf_test_read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
-    assert_true(w > GF_HEATMAP_LEFT + 600);
-    int mw, mh;
-    gf_plot_heatmap_size(NX, 15, 6.5, &mw, &mh);
-    assert_int_equal(mw, 600);
-    assert_int_equal(mh, 260);
-    const uint8_t grey[3] = {200, 200, 200};
-    for (int j = 0; j < NY; j += 8)
-        for (int i = 0; i < NX; i += 7) {
-            /* Cell centre: 4 px per cell in x; rows counted from the top, y up. */
-            int px = GF_HEATMAP_LEFT + 4 * i + 2, py = GF_HEATMAP_TOP + 4 * (NY - 1 - j) + 2;
-            uint8_t want[3];
-            gf_colormap(v[j * NX + i], want);
-            gf_test_expect_pixel(rgb, w, px, py, want);
-        }
-    gf_test_expect_pixel(rgb, w, GF_HEATMAP_LEFT + 4 * 20 + 1,
-                         GF_HEATMAP_TOP + 4 * (NY - 1 - 10) + 1, grey);
-    free(rgb);
-    snprintf(path, sizeof path, "%s/map.svg", dir);
-    assert_int_equal(access(path, R_OK), 0);
-
-    double xs[50], ys[50];
-    for (int i = 0; i < 50; ++i) {
-        xs[i] = 0.1 * i;
-        ys[i] = sin(xs[i]);
-    }
-    gf_series s = {"sin", xs, ys, 50};
-    double one = 1.0;
-    snprintf(path, sizeof path, "%s/lines.png", dir);
-    assert_int_equal(gf_plot_lines(path, 640, 400, "t", "x", "y", &s, 1, 0, 0, &one), 0);
-    free(gf_test_read_png(path, 640, 400));
-    snprintf(path, sizeof path, "%s/lines.svg", dir);
-    assert_int_equal(access(path, R_OK), 0);
-
-    /* Not a PNG: an error, not a crash. */
-    snprintf(path, sizeof path, "%s/junk.png", dir);
-    FILE *f = fopen(path, "w");
-    fputs("not a png", f);
-    fclose(f);
-    int jw, jh;
-    uint8_t *junk = NULL;
-    char err[256];
-    assert_int_not_equal(gf_png_read(path, &jw, &jh, &junk, err, sizeof err), 0);
-    assert_null(junk);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-/* The labelled ticks of a log axis from lo to hi, compared with want (n values). */
-static void expect_log_labels(double lo, double hi, const double *want, int n, int minor) {
-    double value[64];
-    int labelled[64], got = 0, unlabelled = 0;
-    int count = gf_plot_log_ticks(lo, hi, value, labelled, 64);
-    for (int k = 0; k < count; ++k) {
-        assert_true(value[k] >= lo * (1 - 1e-12) && value[k] <= hi * (1 + 1e-12));
-        if (k > 0)
-            assert_true(value[k] > value[k - 1]);
-        if (!labelled[k]) {
-            unlabelled++;
-            continue;
-        }
-        if (got >= n || fabs(value[k] - want[got]) > 1e-12 * want[got])
-            fail_msg("[%g, %g]: labelled tick %d is %g, expected %g", lo, hi, got, value[k],
-                     got < n ? want[got] : NAN);
-        got++;
-    }
-    if (got != n)
-        fail_msg("[%g, %g]: %d labelled ticks, expected %d", lo, hi, got, n);
-    if (unlabelled != minor)
-        fail_msg("[%g, %g]: %d unlabelled ticks, expected %d", lo, hi, unlabelled, minor);
-}
-
-/* Log axes: labels at 1, 2 and 5 times the powers of ten over two decades (the other multiples
- * unlabelled), every multiple within one decade, the decades over many (2 .. 9 unlabelled), every
- * third decade over twenty, a linear axis within less than half a decade. */
-static void test_log_ticks(void **state) {
-    (void)state;
-    const double fifty[6] = {1, 2, 5, 10, 20, 50};
-    expect_log_labels(1, 50, fifty, 6, 8); /* 3, 4, 6, 7, 8, 9, 30, 40 */
-    const double small[6] = {0.02, 0.05, 0.1, 0.2, 0.5, 1};
-    expect_log_labels(0.015, 1.2, small, 6, 12);
-    const double within[7] = {2, 3, 4, 5, 6, 7, 8};
-    expect_log_labels(2, 8, within, 7, 0);
-    const double decades[7] = {1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
-    expect_log_labels(1e-3, 1e3, decades, 7, 6 * 8);
-    const double every3[7] = {1, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18};
-    expect_log_labels(1, 1e20, every3, 7, 14);
-    const double linear[5] = {1.1, 1.15, 1.2, 1.25, 1.3};
-    expect_log_labels(1.1, 1.3, linear, 5, 0);
-    double value[4];
-    int labelled[4];
-    assert_int_equal(gf_plot_log_ticks(0, 10, value, labelled, 4), 0);
-    assert_int_equal(gf_plot_log_ticks(1, 50, value, labelled, 4), 4); /* at most max */
-}
-
 /* The grid that fits a region: square cells, 150 along the longer side; by cell size. */
 static void test_fit_grid(void **state) {
     (void)state;
@@ -334,78 +220,6 @@ static void test_field_plane(void **state) {
         }
     gf_field_free(&f);
     assert_int_not_equal(gf_field_init_plane(&f, 1, 1, 2, 2, 0, 1, 0, 1, 1), 0);
-}
-
-/* Outlines over a heat map: the pixels of the outline colour lie on the rectangle's edges (the
- * line 2 pixels wide) and cover them; an outline reaching beyond the map is cut at its edge. The
- * outline colour is none of the map's and not the empty cells' grey. */
-static void test_map_outline(void **state) {
-    (void)state;
-    char dir[] = "/tmp/gf_test_outline_XXXXXX", path[256];
-    assert_non_null(mkdtemp(dir));
-    enum { NX = 150, NY = 65 };
-    static double v[NX * NY];
-    for (int c = 0; c < NX * NY; ++c)
-        v[c] = c % 3 ? (double)(c % NX) / NX : NAN;
-    const double rx[4] = {3, 9, 9, 3}, ry[4] = {1, 1, 4, 4};
-    const double cx[2] = {10, 20}, cy[2] = {3, -2}; /* leaves through the bottom edge */
-    const gf_outline outlines[2] = {{rx, ry, 4, 1}, {cx, cy, 2, 0}};
-    gf_map m = {"t", "x (cm)", "y (cm)", "|v| (m/s)", v, NX, NY, 0, 15, 0, 6.5, 0, 1, outlines, 2};
-    snprintf(path, sizeof path, "%s/outlined.png", dir);
-    assert_int_equal(gf_plot_map(path, &m), 0);
-    int w;
-    uint8_t *rgb = gf_test_read_png_height(path, &w, GF_HEATMAP_TOP + 260 + 62);
-    /* 40 pixels per cm; the rectangle's edges at these pixel columns and rows. */
-    const int L = GF_HEATMAP_LEFT, T = GF_HEATMAP_TOP, ex[2] = {L + 120, L + 360},
-              ey[2] = {T + 260 - 160, T + 260 - 40};
-    int on_rect = 0, on_line = 0;
-    for (int py = 0; py < GF_HEATMAP_TOP + 322; ++py)
-        for (int px = 0; px < w; ++px) {
-            if (memcmp(rgb + 3 * ((size_t)py * w + px), gf_map_outline, 3))
-                continue;
-            if (px < L || px >= L + 600 || py < T || py >= T + 260)
-                fail_msg("outline pixel (%d, %d) outside the map", px, py);
-            int near_v =
-                (ex[0] - px >= 0 && ex[0] - px <= 1) || (ex[1] - px >= 0 && ex[1] - px <= 1);
-            int near_h =
-                (ey[0] - py >= 0 && ey[0] - py <= 1) || (ey[1] - py >= 0 && ey[1] - py <= 1);
-            int inside = px >= ex[0] - 1 && px <= ex[1] && py >= ey[0] - 1 && py <= ey[1];
-            if (inside && (near_v || near_h)) {
-                on_rect++;
-                continue;
-            }
-            /* The line from (10, 3) to (20, -2) cm: y = 3 - (x - 10) / 2. */
-            double x = (px + 0.5 - L) / 40.0, y = (T + 260 - (py + 0.5)) / 40.0;
-            if (fabs(y - (3 - (x - 10) / 2)) > 2.5 / 40.0)
-                fail_msg("outline pixel (%d, %d), at (%g, %g) cm, is on neither outline", px, py, x,
-                         y);
-            on_line++;
-        }
-    /* Covered: every pixel of the edges (the perimeter is 2 * (240 + 120) pixels). */
-    for (int t = 0; t <= 240; ++t)
-        for (int e = 0; e < 2; ++e)
-            gf_test_expect_pixel(rgb, w, ex[0] + t, ey[e], gf_map_outline);
-    for (int t = 0; t <= 120; ++t)
-        for (int e = 0; e < 2; ++e)
-            gf_test_expect_pixel(rgb, w, ex[e], ey[0] + t, gf_map_outline);
-    assert_true(on_rect >= 2 * 2 * (240 + 120));
-    /* The line spans 5 cm of x (200 pixels) inside the map before the bottom edge. */
-    assert_true(on_line >= 200);
-    free(rgb);
-    for (int k = 0; k <= 100; ++k) {
-        uint8_t c[3];
-        gf_colormap(k / 100.0, c);
-        int d = abs(c[0] - gf_map_outline[0]) + abs(c[1] - gf_map_outline[1]) +
-                abs(c[2] - gf_map_outline[2]);
-        assert_true(d > 150);
-    }
-    assert_true(abs(gf_map_empty[0] - gf_map_outline[0]) +
-                    abs(gf_map_empty[1] - gf_map_outline[1]) +
-                    abs(gf_map_empty[2] - gf_map_outline[2]) >
-                150);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 /* The engine's mesh of walls and obstacles projected on a plane: a box gives the rectangle of
@@ -503,11 +317,10 @@ static void test_outline_projection(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_edge_factor),      cmocka_unit_test(test_rdf_ideal_gas),
-        cmocka_unit_test(test_rdf_simple_cubic), cmocka_unit_test(test_field_linear),
-        cmocka_unit_test(test_png_plots),        cmocka_unit_test(test_log_ticks),
-        cmocka_unit_test(test_fit_grid),         cmocka_unit_test(test_field_plane),
-        cmocka_unit_test(test_map_outline),      cmocka_unit_test(test_outline_projection),
+        cmocka_unit_test(test_edge_factor),        cmocka_unit_test(test_rdf_ideal_gas),
+        cmocka_unit_test(test_rdf_simple_cubic),   cmocka_unit_test(test_field_linear),
+        cmocka_unit_test(test_fit_grid),           cmocka_unit_test(test_field_plane),
+        cmocka_unit_test(test_outline_projection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

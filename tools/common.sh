@@ -8,6 +8,8 @@ GF_PACKAGES="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-de
 # reader (tools/python) and the XDMF file with h5py and numpy, the figures with matplotlib, and
 # builds a program against the installed library with pkg-config.
 GF_TEST_PACKAGES="clang libclang-rt-14-dev python3-h5py python3-numpy python3-matplotlib pkg-config"
+# The figures: matplotlib, from the Python package (python3 -m granflow.figures).
+GF_FIGURE_PACKAGES="python3-numpy python3-h5py python3-matplotlib"
 # ParaView opens the output in the suite (test_paraview), rendering under a virtual X server; the
 # test is skipped, and says so, where these cannot be installed.
 GF_PARAVIEW_PACKAGES="paraview xvfb"
@@ -55,6 +57,19 @@ gf_install_optional() {
         fi
     fi
     echo "NOTE: could not install ${missing[*]}: the tests that need them will be skipped" >&2
+}
+
+# Draws a tool's figure: python3 -m granflow.figures ARGS with this tree's package, with Debian's
+# python3 (which has the packages above) where there is one.
+gf_figures() {
+    local py=python3
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+    if ! "$py" -c "import matplotlib, h5py" 2> /dev/null; then
+        echo "no figure drawn ($*): $py lacks matplotlib or h5py (Debian: $GF_FIGURE_PACKAGES)"
+        return 0
+    fi
+    PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/python${PYTHONPATH:+:$PYTHONPATH}" \
+        "$py" -m granflow.figures "$@"
 }
 
 gf_mpi_env() {

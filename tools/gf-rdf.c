@@ -1,8 +1,8 @@
 /* gf-rdf: the radial distribution function g(r) of the particles of a region (paper Fig. 12).
  *
  *   gf-rdf [options] SNAPSHOT.h5 [SNAPSHOT.h5 ...]
- *     -o PREFIX                 output prefix (default "rdf"): PREFIX.csv, PREFIX.png and
- *                               PREFIX.svg
+ *     -o PREFIX                 output prefix (default "rdf"): PREFIX.csv (the plot:
+ *                               python3 -m granflow.figures rdf PREFIX)
  *     --region X0 X1 Y0 Y1 Z0 Z1   (m; default the whole box; clipped to the box). The paper's
  *                               region of the channel is 0.12 0.14 0 0.065 0 0.02
  *     --rmax R                  largest distance in particle diameters (default 5)
@@ -22,7 +22,6 @@
 
 #include "lib/analysis.h"
 #include "lib/cli.h"
-#include "lib/plot.h"
 #include "lib/snapshot.h"
 
 /* The centres inside [lo, hi), gathered chunk by chunk. */
@@ -61,9 +60,8 @@ static const char usage[] =
     "  channel is 0.12 0.14 0 0.065 0 0.02), averaged over the snapshots, r in diameters up to R\n"
     "  (default 5) in N bins (default 100, at most 10000), edge-corrected (default) or with the "
     "paper's plain\n"
-    "  normalisation; writes PREFIX.csv and the plot PREFIX.png with PREFIX.svg beside it "
-    "(default\n"
-    "  prefix rdf)";
+    "  normalisation; writes PREFIX.csv (default prefix rdf); the plot: python3 -m\n"
+    "  granflow.figures rdf PREFIX";
 
 static int die(const char *msg) {
     fprintf(stderr, "gf-rdf: %s\n", msg);
@@ -190,14 +188,9 @@ int main(int argc, char **argv) {
         fprintf(out, "%.6g,%.6g\n", rd[b], g[b]);
     }
     fclose(out);
-    snprintf(path, sizeof path, "%s.png", prefix);
-    gf_series ser = {"g(r)", rd, g, (size_t)nbins};
-    double one = 1.0;
-    if (gf_plot_lines(path, 800, 500, "radial distribution function", "r / d", "g(r)", &ser, 1, 0,
-                      0, &one))
-        return die("cannot write the PNG or SVG");
-    printf("%s.csv, %s.png/.svg: %zu centres in %d snapshot%s, %d bins up to %g diameters\n",
-           prefix, prefix, ntotal, nsnap, nsnap > 1 ? "s" : "", nbins, rmax_d);
+    printf("%s.csv: %zu centres in %d snapshot%s, %d bins up to %g diameters (the plot: python3 "
+           "-m granflow.figures rdf %s)\n",
+           prefix, ntotal, nsnap, nsnap > 1 ? "s" : "", nbins, rmax_d, prefix);
     free(r);
     free(g);
     free(gs);

@@ -16,7 +16,6 @@
 
 #include "config/config.h"
 #include "lib/cli.h"
-#include "lib/plot.h"
 #include "lib/repose.h"
 #include "lib/snapshot.h"
 
@@ -28,9 +27,8 @@ static const char usage[] =
     "  common: [-o PREFIX] [--gravity GX GY GZ] [--bin W] [--max-speed V] [--from T0] [--to T1]\n"
     "  The angle of repose of the free surface, per snapshot and averaged over them, in degrees\n"
     "  with its standard error; writes PREFIX.csv (per snapshot), PREFIX_profile.csv (the surface\n"
-    "  profile of every snapshot) and the figure PREFIX.png with PREFIX.svg beside it (the "
-    "profile\n"
-    "  and the fitted line of the last snapshot); default prefix repose.\n"
+    "  profile of every snapshot) with the fitted line of each; default prefix repose. The\n"
+    "  figure (the last snapshot's profile and line): python3 -m granflow.figures repose PREFIX\n"
     "  drum: particles projected on the drum's cross-section and binned across it (bins W wide,\n"
     "  default the mean particle diameter); a bin's top is its highest particle top; bins whose\n"
     "  top lies more than a diameter below the wall are the free surface; a straight line is\n"
@@ -258,47 +256,6 @@ static int measure(const char *file, options *o, double *time, size_t *count,
     return rc ? 1 : 0;
 }
 
-/* The figure: the last snapshot's profile, the bins fitted and the line. */
-static int draw(const char *path, const options *o, const gf_repose_profile *p,
-                const gf_repose_fit *fit, double time) {
-    int nb = p->nbins, nc = 181;
-    double *buf = malloc((4 * (size_t)nb + 2 * (size_t)nc + 4) * sizeof *buf);
-    if (!buf)
-        return -1;
-    double *px = buf, *py = px + nb, *uy = py + nb, *fx = uy + nb, *fy = fx + 2, *cx = fy + 2,
-           *cy = cx + nc;
-    (void)fx;
-    for (int b = 0; b < nb; ++b) {
-        px[b] = p->lo + (b + 0.5) * p->width;
-        py[b] = p->top[b];
-        uy[b] = p->used[b] ? p->top[b] : NAN;
-    }
-    double line_x[2] = {fit->from, fit->to}, line_y[2] = {fit->intercept + fit->slope * fit->from,
-                                                          fit->intercept + fit->slope * fit->to};
-    gf_series ser[4] = {{"highest top per bin", px, py, (size_t)nb},
-                        {"bins fitted", px, uy, (size_t)nb},
-                        {"fit", line_x, line_y, 2},
-                        {"drum wall", cx, cy, (size_t)nc}};
-    size_t nser = 3;
-    if (!o->heap) {
-        for (int k = 0; k < nc; ++k) {
-            double a = 2 * M_PI * k / (nc - 1);
-            cx[k] = fit->radius * cos(a);
-            cy[k] = fit->radius * sin(a);
-        }
-        nser = 4;
-    }
-    char title[160];
-    snprintf(title, sizeof title, "%s at t = %.4g s: %.2f +- %.2f deg", o->heap ? "heap" : "drum",
-             time, fit->angle, fit->se_angle);
-    int rc = gf_plot_lines(path, o->heap ? 800 : 700, o->heap ? 500 : 700, title,
-                           o->heap ? "distance from the heap's axis (m)" : "across the drum (m)",
-                           o->heap ? "height above the floor (m)" : "height above the axis (m)",
-                           ser, nser, 0, 0, NULL);
-    free(buf);
-    return rc;
-}
-
 int main(int argc, char **argv) {
     const char *prefix = "repose";
     options o = {.keep = 0.6,
@@ -420,9 +377,7 @@ int main(int argc, char **argv) {
             argv[1]);
     fprintf(pcsv, "snapshot,%s,top,used\n", o.heap ? "distance" : "across");
     int used = 0, rc = 0;
-    double sum = 0, sum2 = 0, sum_se = 0, last_time = 0;
-    gf_repose_profile last = {0};
-    gf_repose_fit last_fit = {0};
+    double sum = 0, sum2 = 0, sum_se = 0;
     for (int k = first; k < argc && rc == 0; ++k) {
         double time;
         size_t n;
@@ -453,10 +408,7 @@ int main(int argc, char **argv) {
         sum2 += fit.angle * fit.angle;
         sum_se += fit.se_angle;
         used++;
-        gf_repose_profile_free(&last);
-        last = p;
-        last_fit = fit;
-        last_time = time;
+        gf_repose_profile_free(&p);
     }
     fclose(csv);
     fclose(pcsv);
@@ -473,12 +425,8 @@ int main(int argc, char **argv) {
             printf("mean over 1 snapshot: %.2f +- %.2f deg (the fit's standard error)\n", mean,
                    sum_se);
         }
-        snprintf(path, sizeof path, "%s.png", prefix);
-        if (draw(path, &o, &last, &last_fit, last_time))
-            rc = die("cannot write the PNG or SVG (-o)");
-        else
-            printf("%s.csv, %s_profile.csv, %s.png/.svg\n", prefix, prefix, prefix);
+        printf("%s.csv, %s_profile.csv (the figure: python3 -m granflow.figures repose %s%s)\n",
+               prefix, prefix, prefix, o.heap ? "" : " --drum");
     }
-    gf_repose_profile_free(&last);
     return rc;
 }

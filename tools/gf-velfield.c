@@ -1,22 +1,20 @@
 /* gf-velfield: the velocity field of granflow snapshots in a plane (paper Figs. 10, 11: x-y).
  *
  *   gf-velfield [options] SNAPSHOT.h5 [MORE.h5 ...]
- *     -o PREFIX     output prefix (default "velfield"): PREFIX.csv, PREFIX_velocity.png and .svg,
- *                   PREFIX_angular.png and .svg
+ *     -o PREFIX     output prefix (default "velfield"): PREFIX.csv and PREFIX_outlines.csv
  *     --plane xy|xz|yz   the plane (default xy); each cell spans the box along the third axis
  *     --nx N --ny N cells along the plane's first and second axes (default: square cells, 150
  *                   along the longer side of the region; one of them alone: the other from the
  *                   region's aspect ratio)
  *     --cell SIZE   cells about SIZE (m) wide instead
  *     --range A0 A1 B0 B1   binned region along the plane's axes (default: the snapshot's box)
- *     --vmin V --vmax V --wmin W --wmax W   colour ranges of the speed and the angular speed
- *                   (default 0 .. the largest): the same for two runs shows them on one scale
  *
  * Several snapshots are averaged. Particles are read in chunks, so files need not fit in
  * memory. Per cell the CSV holds the mean velocity, its magnitude, the mean angular-velocity
  * magnitude, the particle count and the solid fraction (sphere volume over cell volume, the
- * cell spanning the box's full extent along the third axis). The maps outline the walls and
- * obstacles of the first snapshot (outline.h says how). */
+ * cell spanning the box's full extent along the third axis). The outlines file holds the walls
+ * and obstacles of the first snapshot as seen in the plane (outline.h says how). The heat maps:
+ * python3 -m granflow.figures velfield PREFIX (matplotlib). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +23,6 @@
 #include "lib/analysis.h"
 #include "lib/cli.h"
 #include "lib/outline.h"
-#include "lib/plot.h"
 #include "lib/snapshot.h"
 
 #define MAX_CELLS 100000
@@ -37,17 +34,16 @@ static int add_chunk(void *ctx, const gf_chunk *c) {
 
 static const char usage[] =
     "usage: gf-velfield [-o PREFIX] [--plane xy|xz|yz] [--nx N] [--ny N] [--cell SIZE]\n"
-    "                   [--range A0 A1 B0 B1] [--vmin V] [--vmax V] [--wmin W] [--wmax W]\n"
-    "                   SNAPSHOT.h5 [...]\n"
+    "                   [--range A0 A1 B0 B1] SNAPSHOT.h5 [...]\n"
     "  bins particles in a plane (default x-y; each cell spans the box along the third axis),\n"
-    "  averaged over the snapshots; writes PREFIX.csv and the heat maps PREFIX_velocity.png,\n"
-    "  PREFIX_angular.png, each with an SVG beside it (default prefix velfield). Cells: square,\n"
-    "  150 along the longer side of the region (the box, or --range along the plane's two axes,\n"
-    "  in m); --nx/--ny set their numbers (one alone: the other keeps them square), --cell their\n"
-    "  size in m. The maps show empty cells grey and the walls and obstacles (the projection of\n"
-    "  each obstacle along the third axis) as red outlines. The colour ranges of the speed (m/s)\n"
-    "  and the angular speed (rad/s) default to 0 .. the largest; give them to show two runs on\n"
-    "  one scale (values beyond take the end colours). GF_CHUNK_ROWS sets the rows read at once.";
+    "  averaged over the snapshots; writes PREFIX.csv (per cell: the mean velocity and speed,\n"
+    "  the mean angular speed, the count, the solid fraction) and PREFIX_outlines.csv (the walls\n"
+    "  and obstacles in the plane: the projection of each obstacle along the third axis)\n"
+    "  (default prefix velfield). Cells: square, 150 along the longer side of the region (the\n"
+    "  box, or --range along the plane's two axes, in m); --nx/--ny set their numbers (one\n"
+    "  alone: the other keeps them square), --cell their size in m. The heat maps:\n"
+    "  python3 -m granflow.figures velfield PREFIX [--vmax V ...]. GF_CHUNK_ROWS sets the rows\n"
+    "  read at once.";
 
 static int die(const char *msg) {
     fprintf(stderr, "gf-velfield: %s\n", msg);
@@ -58,8 +54,6 @@ int main(int argc, char **argv) {
     const char *prefix = "velfield";
     int nx = 0, ny = 0, have_range = 0, ax = 0, ay = 1;
     double range[4] = {0, 0, 0, 0}, cell = 0;
-    /* The colour ranges: NAN for the data's own (0 .. the largest). */
-    double vlim[2] = {NAN, NAN}, wlim[2] = {NAN, NAN};
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; ++first) {
         const char *a = argv[first];
@@ -91,14 +85,6 @@ int main(int argc, char **argv) {
             if (!(range[1] > range[0]) || !(range[3] > range[2]))
                 return die("--range A0 A1 B0 B1 needs A1 > A0 and B1 > B0");
             have_range = 1;
-        } else if (!strcmp(a, "--vmin") || !strcmp(a, "--vmax") || !strcmp(a, "--wmin") ||
-                   !strcmp(a, "--wmax")) {
-            double *lim = !strcmp(a, "--vmin")   ? &vlim[0]
-                          : !strcmp(a, "--vmax") ? &vlim[1]
-                          : !strcmp(a, "--wmin") ? &wlim[0]
-                                                 : &wlim[1];
-            if (gf_cli_numbers("gf-velfield", argc, argv, &first, 1, lim))
-                return 1;
         } else {
             fprintf(stderr, "gf-velfield: unknown or incomplete option '%s'\n", a);
             return 1;
@@ -108,9 +94,6 @@ int main(int argc, char **argv) {
         return die(usage);
     if (cell > 0 && (nx || ny))
         return die("--cell and --nx/--ny exclude each other");
-    if ((!isnan(vlim[0]) && !isnan(vlim[1]) && !(vlim[1] > vlim[0])) ||
-        (!isnan(wlim[0]) && !isnan(wlim[1]) && !(wlim[1] > wlim[0])))
-        return die("a colour range needs its maximum above its minimum");
     const char axis_name[3] = {'x', 'y', 'z'};
     int az = 3 - ax - ay;
     gf_field f;
@@ -187,7 +170,7 @@ int main(int argc, char **argv) {
             nsnap, nx, ny, A, B, A, range[0], range[1], B, range[2], range[3], Z, depth[0],
             depth[1]);
     fprintf(out, "i,j,%c,%c,vx,vy,vz,v,omega,count,solid_fraction\n", A, B);
-    double vmax = 0, wmax = 0;
+    double vmax = 0;
     for (int j = 0; j < ny; ++j)
         for (int i = 0; i < nx; ++i) {
             size_t c = (size_t)j * nx + i;
@@ -197,8 +180,6 @@ int main(int argc, char **argv) {
                     vx[c], vy[c], vz[c], vm[c], wm[c], cnt[c], fr[c]);
             if (isfinite(vm[c]))
                 vmax = fmax(vmax, vm[c]);
-            if (isfinite(wm[c]))
-                wmax = fmax(wmax, wm[c]);
         }
     fclose(out);
     /* The outlines as data, for figures drawn elsewhere (python3 -m granflow.figures): a row
@@ -215,64 +196,12 @@ int main(int argc, char **argv) {
             fprintf(out, "%zu,%d,%.9g,%.9g\n", k, outlines.closed[k], outlines.x[q], outlines.y[q]);
     if (fclose(out) != 0)
         return die("cannot write the outlines' CSV file");
-    double v0 = isnan(vlim[0]) ? 0.0 : vlim[0], w0 = isnan(wlim[0]) ? 0.0 : wlim[0];
-    double v1 = isnan(vlim[1]) ? (vmax > v0 ? vmax : v0 + 1.0) : vlim[1];
-    double w1 = isnan(wlim[1]) ? (wmax > w0 ? wmax : w0 + 1.0) : wlim[1];
-    if (!(v1 > v0) || !(w1 > w0))
-        return die("a colour range needs its maximum above its minimum (the data's largest "
-                   "value is below the minimum given)");
-    /* Heat maps in cm, as the paper plots them. */
-    size_t npoints = outlines.n ? outlines.start[outlines.n] : 0;
-    double *ox = malloc((npoints + 1) * sizeof *ox), *oy = malloc((npoints + 1) * sizeof *oy);
-    gf_outline *ol = malloc((outlines.n + 1) * sizeof *ol);
-    if (!ox || !oy || !ol)
-        return die("out of memory");
-    for (size_t p = 0; p < npoints; ++p) {
-        ox[p] = outlines.x[p] * 100;
-        oy[p] = outlines.y[p] * 100;
-    }
-    for (size_t k = 0; k < outlines.n; ++k)
-        ol[k] = (gf_outline){ox + outlines.start[k], oy + outlines.start[k],
-                             outlines.start[k + 1] - outlines.start[k], outlines.closed[k]};
-    char xlabel[16], ylabel[16], title[2][80];
-    snprintf(xlabel, sizeof xlabel, "%c (cm)", A);
-    snprintf(ylabel, sizeof ylabel, "%c (cm)", B);
-    snprintf(title[0], sizeof title[0], "mean velocity magnitude, %c-%c plane", A, B);
-    snprintf(title[1], sizeof title[1], "mean angular velocity magnitude, %c-%c plane", A, B);
-    gf_map map = {.xlabel = xlabel,
-                  .ylabel = ylabel,
-                  .nx = nx,
-                  .ny = ny,
-                  .x0 = range[0] * 100,
-                  .x1 = range[1] * 100,
-                  .y0 = range[2] * 100,
-                  .y1 = range[3] * 100,
-                  .outlines = ol,
-                  .noutlines = outlines.n};
-    map.title = title[0];
-    map.barlabel = "|v| (m/s)";
-    map.v = vm;
-    map.vmin = v0;
-    map.vmax = v1;
-    snprintf(path, sizeof path, "%s_velocity.png", prefix);
-    if (gf_plot_map(path, &map))
-        return die("cannot write the velocity PNG or SVG");
-    map.title = title[1];
-    map.barlabel = "|omega| (rad/s)";
-    map.v = wm;
-    map.vmin = w0;
-    map.vmax = w1;
-    snprintf(path, sizeof path, "%s_angular.png", prefix);
-    if (gf_plot_map(path, &map))
-        return die("cannot write the angular-velocity PNG or SVG");
-    printf("%s.csv, %s_outlines.csv, %s_velocity.png/.svg, %s_angular.png/.svg: %d x %d cells in "
-           "the %c-%c plane from %d snapshot(s), %zu outline(s), peak mean speed %.4g m/s\n",
-           prefix, prefix, prefix, prefix, nx, ny, A, B, nsnap, outlines.n, vmax);
+    printf("%s.csv, %s_outlines.csv: %d x %d cells in the %c-%c plane from %d snapshot(s), %zu "
+           "outline(s), peak mean speed %.4g m/s (the heat maps: python3 -m granflow.figures "
+           "velfield %s)\n",
+           prefix, prefix, nx, ny, A, B, nsnap, outlines.n, vmax, prefix);
     gf_field_free(&f);
     gf_outlines_free(&outlines);
-    free(ox);
-    free(oy);
-    free(ol);
     free(vx);
     free(vy);
     free(vz);

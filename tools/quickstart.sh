@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/common.sh
 
-gf_install_deps
+gf_install_deps $GF_PACKAGES $GF_FIGURE_PACKAGES
 gf_mpi_env
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 # The program and the tools the demo uses; tools/run-tests.sh builds the rest (tests, benchmarks).
@@ -33,10 +33,12 @@ echo "Post-processing the last 0.02 s of the demo..."
 build/tools/gf-velfield --cell 0.0005 -o $out/velfield $out/channel_00000{4,5,6}000.h5
 build/tools/gf-rdf --region 0.012 0.03 0 0.013 0 0.004 -o $out/rdf $out/channel_000006000.h5
 build/tools/gf-stats $out/stats.csv
+gf_figures velfield $out/velfield
+gf_figures rdf $out/rdf
 echo
 echo "Done. Output in $out/: snapshots channel_*.h5, channel.xmf (open it in ParaView),"
 echo "statistics stats.csv, checkpoint channel.ckpt.h5, log log.txt; velocity maps"
 echo "velfield_velocity.png and .svg, velfield_angular.png and .svg (data velfield.csv), and"
-echo "g(r) rdf.png and .svg (data rdf.csv)."
+echo "g(r) rdf.png and .svg (data rdf.csv), drawn with matplotlib (python3 -m granflow.figures)."
 opts4=$(gf_mpirun_options 4)
 echo "Try: mpirun -n 4${opts4:+ $opts4} build/granflow configs/demo.cfg -Solver.model=coulomb"
