@@ -147,10 +147,11 @@ static gf_status read_decomposition(gf_config_block *root, int dims[3]) {
 }
 
 /* Adds the configured bodies this rank owns, after the lattice: their ids follow its ids. */
-/* The Body blocks of root, each added on the rank that owns its centre: checked first against
- * every rank's owned particles and agreed (with nothing added when any is refused). Mid-run the
- * decomposition must also reach as far as the largest of them (with the contact margin). */
-static gf_status add_bodies(gf_sim *sim, gf_config *cfg) {
+/* The Body blocks of cfg, each added on the rank that owns its centre: checked first against
+ * every rank's owned particles and agreed (with nothing added when any is refused). Added alone
+ * (by gf_sim_add_bodies, not with the configuration), the decomposition must also reach as far
+ * as the largest of them (with the contact margin), and every key must have been read. */
+static gf_status add_bodies(gf_sim *sim, gf_config *cfg, int alone) {
     gf_config_block *root = gf_config_root(cfg);
     gf_particles all;
     gf_particles_init(&all);
@@ -159,10 +160,9 @@ static gf_status add_bodies(gf_sim *sim, gf_config *cfg) {
     double rmax = 0.0;
     gf_status st = gf_bodies_configure(root, &sim->materials, &sim->clumps, &sim->walls, sim->lo,
                                        sim->hi, sim->periodic, sim->next_id, &all, &n, &rmax);
-    if (st == GF_OK && sim->distributed && sim->ghosts_ready)
+    if (st == GF_OK && alone && sim->distributed)
         st = gf_decomp_check_range(&sim->xch.decomp, (2.0 + sim->margin_fraction) * rmax);
-    /* Between steps the blocks come alone: a key no body read is a typo, refused here. */
-    if (st == GF_OK && sim->ghosts_ready)
+    if (st == GF_OK && alone) /* a key no body read is a typo */
         st = gf_config_check_unused(cfg);
     if (st == GF_OK)
         st = gf_bodies_check_clear(&all, &sim->particles);
@@ -193,7 +193,7 @@ gf_status gf_sim_add_bodies(gf_sim *sim, gf_config *cfg, int64_t *first_id, int6
     size_t n_ghost = sim->particles.n_ghost;
     int running = sim->ghosts_ready;
     gf_particles_clear_ghosts(&sim->particles);
-    gf_status st = add_bodies(sim, cfg);
+    gf_status st = add_bodies(sim, cfg, 1);
     if (st != GF_OK) { /* nothing was added anywhere: the ghosts stand */
         sim->particles.n_ghost = n_ghost;
         return st;
@@ -327,7 +327,7 @@ gf_status gf_sim_configure(gf_sim *sim, gf_config *cfg, int generate) {
             "Lattice: %lld of %lld particles left out: they would overlap a wall or obstacle",
             (long long)skipped, (long long)gf_lattice_size(&lat));
     GF_TRY(gf_particle_file_check_clear(&pfile, sim));
-    GF_TRY(add_bodies(sim, cfg));
+    GF_TRY(add_bodies(sim, cfg, 0));
     GF_TRY(count_global(sim));
     if (sim->global_particles != sim->expected_particles)
         return GF_ERROR(GF_ERR_STATE, "generated %lld particles instead of %lld",
