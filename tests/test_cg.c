@@ -334,6 +334,11 @@ static void test_refusals(void **state) {
         {"--width 0.01 --profile z --at 3 x.h5", "--at goes with --plane"},
         {"--width 0.01 --profile z /nonexistent.h5", "nonexistent.h5"},
     };
+    /* --help: the usage on stdout, nothing on stderr, success */
+    snprintf(cmd, sizeof cmd, "{ %s --help 2>/dev/null; }", GF_CG);
+    assert_int_equal(gf_test_run(cmd, &out), 0);
+    assert_non_null(strstr(out, "usage: gf-cg"));
+    free(out);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         snprintf(cmd, sizeof cmd, "%s %s", GF_CG, cases[k][0]);
         int rc = gf_test_run(cmd, &out);

@@ -55,8 +55,8 @@ static int is_number(const char *s) {
     return end != s && *end == '\0' && isfinite(v);
 }
 
-/* Reads the options; returns the index of the first snapshot argument, or -1 with a message
- * (printed by the option readers, or in err). */
+/* Reads the options; returns the index of the first snapshot argument, -2 for --help, or -1 with
+ * a message (printed by the option readers, or in err). */
 static int parse(int argc, char **argv, options *o, char *err, size_t errsize) {
     static const char *const tool = "gf-cg";
     memset(o, 0, sizeof *o);
@@ -98,7 +98,7 @@ static int parse(int argc, char **argv, options *o, char *err, size_t errsize) {
                 return -1;
             o->have_range = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            return snprintf(err, errsize, "%s", usage), -1;
+            return -2;
         } else {
             return snprintf(err, errsize, "unknown or incomplete option '%s'\n%s", a, usage), -1;
         }
@@ -285,6 +285,12 @@ int main(int argc, char **argv) {
     char err[4096] = "";
     options o;
     int first = parse(argc, argv, &o, err, sizeof err), rc = first < 0;
+    if (first == -2) { /* --help: the usage on stdout, success */
+        if (par.rank == 0)
+            puts(usage);
+        gf_par_finalize();
+        return 0;
+    }
     gf_cg c;
     memset(&c, 0, sizeof c);
     /* Every rank checks the first snapshot and makes the same grid from its box. */

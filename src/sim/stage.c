@@ -94,7 +94,7 @@ static gf_status apply_overrides(gf_config *cfg, const char *set, const char *wh
     return st;
 }
 
-gf_status gf_stages_configure(gf_stages *s, const gf_config *cfg_in) {
+gf_status gf_stages_configure(gf_stages *s, gf_config *cfg_in) {
     memset(s, 0, sizeof *s);
     s->current = -1;
     /* A copy of the configuration takes each stage's overrides on top of the last's. */
@@ -107,7 +107,7 @@ gf_status gf_stages_configure(gf_stages *s, const gf_config *cfg_in) {
     gf_config_block *root = gf_config_root(cfg);
     /* The original's Stage blocks: read there, so that their keys count as read and errors
      * name the file's lines. */
-    gf_config_block *oroot = gf_config_root((gf_config *)cfg_in);
+    gf_config_block *oroot = gf_config_root(cfg_in);
     size_t n = gf_config_section_count(oroot, "Stage");
     st = read_values(root, &s->base);
     if (st == GF_OK && n > 0) {

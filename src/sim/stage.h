@@ -34,8 +34,9 @@ typedef struct {
 
 /* Reads the Stage blocks of cfg and works out the values of each: times increasing, every
  * override one a stage may make (gf_config_schema_stage_free), every value as the modules check
- * it. Errors name the stage's block and override. */
-gf_status gf_stages_configure(gf_stages *s, const gf_config *cfg);
+ * it. Errors name the stage's block and override. The Stage blocks of cfg are read (marked
+ * used); the rest is read from a copy. */
+gf_status gf_stages_configure(gf_stages *s, gf_config *cfg);
 void gf_stages_free(gf_stages *s);
 /* The stage in force at `time` (-1: none yet): the last whose time is at most time + tol. */
 int gf_stages_due(const gf_stages *s, double time, double tol);
