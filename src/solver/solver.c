@@ -19,6 +19,9 @@ _Static_assert(GF_MANIFOLD_MAX <= GF_MANIFOLD_KERNEL_MAX,
                "a collision query's manifold must fit one joint block");
 
 void gf_solver_params_default(gf_solver_params *prm) {
+    /* Whole, padding included: settings compare by memcmp (a stage keeps the solver's buffers
+     * when its settings are the same). */
+    memset(prm, 0, sizeof *prm);
     prm->model = GF_MODEL_MAXDISS;
     prm->mode = GF_SWEEP_GAUSS_SEIDEL;
     prm->check_every = 1;
