@@ -94,10 +94,12 @@ static void test_resting_pair(void **state) {
 
 /* The largest |v - v_closed| + r |w| of a column of n spheres of radius r (ids 0 .. n-1 from the
  * floor up, each resting on the one below) after a step: sphere k moves up at the sum of the gap
- * terms of the contacts below it (a gap closed within the step; error_reduction of a
- * penetration). Also the closed-form velocities and the load of the contact below each sphere. */
+ * terms of the contacts below it (a gap closed within the step; error_reduction of what a
+ * penetration exceeds the slop by). Also the closed-form velocities and the load of the contact
+ * below each sphere. */
 static double column_error(const gf_sim *sim, int n, double r, double *want, double *load) {
     const double eps = sim->solver_params.error_reduction, dt = sim->dt;
+    const gf_particles *p = &sim->particles;
     double term[64] = {0};
     for (int k = 0; k < n; ++k)
         load[k] = 0.0;
@@ -107,13 +109,13 @@ static double column_error(const gf_sim *sim, int n, double r, double *want, dou
             continue; /* speculative pairs further apart */
         int64_t upper = ib < 0 ? ia : (ia > ib ? ia : ib);
         double gap = sim->contacts.gap[j];
-        term[upper] = (gap < 0.0 ? eps : 1.0) * gap / dt;
+        double slop = sim->solver_params.penetration_slop * p->radius[0];
+        term[upper] = gap >= 0.0 ? gap / dt : (gap < -slop ? eps * (gap + slop) / dt : 0.0);
         load[upper] += sim->contacts.lambda[0][j];
     }
     double err = 0.0;
     for (int k = 0; k < n; ++k)
         want[k] = (k > 0 ? want[k - 1] : 0.0) - term[k];
-    const gf_particles *p = &sim->particles;
     for (size_t i = 0; i < p->n_local; ++i) {
         double dv = hypot(hypot(p->v[0][i], p->v[1][i]), p->v[2][i] - want[p->id[i]]);
         double dw = hypot(hypot(p->w[0][i], p->w[1][i]), p->w[2][i]);
@@ -197,6 +199,35 @@ static void test_resting_stack(void **state) {
         if (!(cold[mi] < 0.75 * (double)cold[mi + 2]))
             fail_msg("%s: %ld sweeps cold at tolerance 1e-3, %ld at 1e-6",
                      gf_solver_model_name(models[mi]), cold[mi], cold[mi + 2]);
+}
+
+/* The position correction (docs/physics.md, "Penetrations"): a sphere sunk d into the floor,
+ * without gravity, leaves it in one step at error_reduction (d - s) / dt, where s is the slop
+ * (Solver.penetration_slop times its radius), and stays where it is when d <= s; with a slop of
+ * 0, at error_reduction d / dt. */
+static void test_penetration_slop(void **state) {
+    (void)state;
+    const double r = 0.05, dt = 1e-3;
+    const double fracs[] = {1e-6, 1e-6, 1e-6, 0.0, 1e-3};
+    const double depths[] = {0.5, 3.0, 1.0, 0.5, 2.0}; /* in slops of 1e-6 r */
+    for (int c = 0; c < 5; ++c) {
+        gf_sim sim;
+        make_sim(&sim, GF_MODEL_MAXDISS, 0.5, 1e-10, 100, 0, dt, 0.0);
+        gf_solver_params prm = sim.solver_params;
+        prm.penetration_slop = fracs[c];
+        GF_ASSERT_OK(gf_sim_set_solver(&sim, &prm));
+        sim.margin_tolerance = 0.05 * r;
+        add_floor(&sim);
+        const double d = depths[c] * 1e-6 * r, s = fracs[c] * r;
+        add_sphere(&sim, 0, 0.0, 0.0, r - d, r, 0.0);
+        GF_ASSERT_OK(gf_sim_step(&sim));
+        assert_int_equal(sim.contacts.count, 1);
+        const double want = d > s ? prm.error_reduction * (d - s) / dt : 0.0;
+        if (!(fabs(sim.particles.v[2][0] - want) <= 1e-9 * prm.error_reduction * d / dt))
+            fail_msg("sunk %g m with a slop of %g m: leaves at %.9g m/s, not %.9g", d, s,
+                     sim.particles.v[2][0], want);
+        gf_sim_free(&sim);
+    }
 }
 
 /* Ten touching spheres in a row, the first moving into the others at v0: the perfectly
@@ -701,6 +732,7 @@ int main(void) {
         cmocka_unit_test(test_stalled_steps_reported_apart),
         cmocka_unit_test(test_resting_pair),
         cmocka_unit_test(test_resting_stack),
+        cmocka_unit_test(test_penetration_slop),
         cmocka_unit_test(test_over_relaxed_column),
         cmocka_unit_test(test_over_relaxed_in_cone),
         cmocka_unit_test(test_chain_impact),

@@ -485,6 +485,10 @@ static const gf_config_key keys[] = {
      "whose sweeps stop contracting falls back to 1."},
     {"Solver", "error_reduction", GF_KEY_NUMBER, "0.1", "[0, 1]",
      "The share of a penetration removed per step: penetrations close at error_reduction / dt."},
+    {"Solver", "penetration_slop", GF_KEY_NUMBER, "1e-06", "[0, 0.1]",
+     "Penetrations up to this share of the smaller body's radius are not pushed apart (deeper ones "
+     "by what exceeds it). Rigid bodies wedged by friction cannot always separate every overlap "
+     "at once; asked to, their impulses grow without bound and the solve never settles."},
     {"Solver", "warm_start", GF_KEY_BOOL, "true", "",
      "Start each step from the previous step's impulses of persisting contacts."},
     {"Solver", "manifolds", GF_KEY_WORD, "joint", "joint, pointwise",

@@ -31,6 +31,7 @@ void gf_solver_params_default(gf_solver_params *prm) {
     prm->tolerance = 1e-5;
     prm->relaxation = 1.0;
     prm->error_reduction = 0.1;
+    prm->penetration_slop = 1e-6;
     prm->over_relaxation = 1.0;
     prm->joint_manifolds = 1;
 }
@@ -99,6 +100,9 @@ gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root) {
     GF_TRY(gf_config_check_range(b, "relaxation", prm->relaxation, 1e-3, 1.0));
     GF_TRY(gf_config_get_double(b, "error_reduction", prm->error_reduction, &prm->error_reduction));
     GF_TRY(gf_config_check_range(b, "error_reduction", prm->error_reduction, 0.0, 1.0));
+    GF_TRY(
+        gf_config_get_double(b, "penetration_slop", prm->penetration_slop, &prm->penetration_slop));
+    GF_TRY(gf_config_check_range(b, "penetration_slop", prm->penetration_slop, 0.0, 0.1));
     GF_TRY(gf_config_get_double(b, "over_relaxation", prm->over_relaxation, &prm->over_relaxation));
     GF_TRY(gf_config_check_range(b, "over_relaxation", prm->over_relaxation, 0.5, 1.9));
     return GF_OK;
@@ -949,11 +953,13 @@ static gf_status pipe_take(gf_solver *s, gf_particles *p, const gf_solver_comm *
     return GF_OK;
 }
 
-/* The normal velocity a contact must reach: minus the gap closed within the step, of a
- * penetration only the share error_reduction. */
-static inline double gap_term(const gf_solver *s, double gap, double inv_dt) {
-    double g = gap * inv_dt;
-    return g < 0.0 ? s->prm.error_reduction * g : g;
+/* The normal velocity a contact must reach: minus the gap closed within the step; of a
+ * penetration the share error_reduction of its depth beyond the slop, none within it
+ * (docs/physics.md, "Penetrations"). */
+static inline double gap_term(const gf_solver *s, double gap, double slop, double inv_dt) {
+    if (gap >= 0.0)
+        return gap * inv_dt;
+    return gap < -slop ? s->prm.error_reduction * (gap + slop) * inv_dt : 0.0;
 }
 
 /* Whether contact j (record k) is an impact (docs/physics.md, "Restitution"): approaching
@@ -1581,6 +1587,15 @@ static gf_status turning_surfaces(gf_solver *s, const gf_walls *w, const gf_cont
     return GF_OK;
 }
 
+/* Contact j's penetration slop: a share of its smaller body's (bounding) radius. */
+static inline double slop_of(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                             size_t j) {
+    double r = p->radius[c->i1[j]];
+    if (c->i2[j] >= 0)
+        r = fmin(r, p->radius[c->i2[j]]);
+    return s->prm.penetration_slop * r;
+}
+
 static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_contacts *c, double dt,
                        const gf_solver_comm *comm, int applied, gf_solver_result *res) {
     const int parallel = comm && comm->sync;
@@ -1632,7 +1647,7 @@ static gf_status solve(gf_solver *s, gf_particles *p, const gf_walls *w, gf_cont
         size_t j = (size_t)k->contact;
         for (int m = 0; m < 3; ++m)
             k->lambda[m] = c->lambda[m][j];
-        k->bias = gap_term(s, c->gap[j], inv_dt);
+        k->bias = gap_term(s, c->gap[j], slop_of(s, p, c, j), inv_dt);
         if (!c->restitutive || !(c->e[j] > 0.0))
             continue;
         const gf_solver_rebound *b = &s->rebound[j];

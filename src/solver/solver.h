@@ -32,30 +32,35 @@ typedef enum { GF_SWEEP_GAUSS_SEIDEL, GF_SWEEP_JACOBI } gf_sweep_mode;
  * velocities are within E = D_k / (1 - rho) of the converged ones. The solve stops when E <=
  * tolerance * v_ref    (rho < 1)    or    D_k <= floor v_ref: the largest relative velocity at a
  * contact of the free velocities (before any contact reaction), plus the penetration-recovery speed
- * error_reduction * depth / dt; in a resting pile this is g * dt (the floor contact), in an impact
- * the approach speed. floor: 1000 machine epsilons of the velocity scale of the step (v_ref, the
- * bodies' free speeds and the velocity change a contact's impulse makes, A_nn |lambda|): changes at
- * rounding level. Bodies at rest with zero impulses change by exactly 0 and stop after the first
- * sweep. E is an estimate: a slow mode hidden under faster ones during the first sweeps (dense
- * frictional packings) is not yet seen in rho, and E can then be smaller than the true error. */
+ * error_reduction * (depth - slop) / dt; in a resting pile this is g * dt (the floor contact), in
+ * an impact the approach speed. floor: 1000 machine epsilons of the velocity scale of the step
+ * (v_ref, the bodies' free speeds and the velocity change a contact's impulse makes, A_nn
+ * |lambda|): changes at rounding level. Bodies at rest with zero impulses change by exactly 0 and
+ * stop after the first sweep. E is an estimate: a slow mode hidden under faster ones during the
+ * first sweeps (dense frictional packings) is not yet seen in rho, and E can then be smaller than
+ * the true error. */
 typedef struct {
     gf_contact_model model;
     gf_sweep_mode mode;
     long max_iterations;
-    long sweeps;            /* > 0: exactly this many sweeps, no stopping test and no reductions
-                               (benchmarking); max_iterations and tolerance are then unused */
-    double tolerance;       /* E <= tolerance * v_ref (above); 0: never stop early */
-    double relaxation;      /* weight of the updates of contacts with a particle owned by another
-                               rank (Gauss-Seidel), or of every update (Jacobi) */
-    double error_reduction; /* epsilon in [0, 1]: share of a penetration removed per step */
-    double over_relaxation; /* omega of the Gauss-Seidel sweep's one-point blocks from its second
-                               sweep on (1: none); a step whose sweeps stop contracting falls
-                               back to 1 (README, "The stopping test of the solver") */
-    long check_every;       /* sweeps between stopping tests (each a global reduction of five
-                               numbers); D is measured at each test sweep and the sweep
-                               before it */
-    int warm_start;         /* start from the previous step's impulses */
-    int joint_manifolds;    /* the points of one pair's manifold as one block (README) */
+    long sweeps;             /* > 0: exactly this many sweeps, no stopping test and no reductions
+                                (benchmarking); max_iterations and tolerance are then unused */
+    double tolerance;        /* E <= tolerance * v_ref (above); 0: never stop early */
+    double relaxation;       /* weight of the updates of contacts with a particle owned by another
+                                rank (Gauss-Seidel), or of every update (Jacobi) */
+    double error_reduction;  /* epsilon in [0, 1]: share of a penetration removed per step */
+    double penetration_slop; /* penetrations shallower than this share of the smaller body's radius
+                                are left alone (a rigid packing cannot always separate every
+                                overlap at once: with friction its impulses would grow without
+                                bound trying) */
+    double over_relaxation;  /* omega of the Gauss-Seidel sweep's one-point blocks from its second
+                                sweep on (1: none); a step whose sweeps stop contracting falls
+                                back to 1 (README, "The stopping test of the solver") */
+    long check_every;        /* sweeps between stopping tests (each a global reduction of five
+                                numbers); D is measured at each test sweep and the sweep
+                                before it */
+    int warm_start;          /* start from the previous step's impulses */
+    int joint_manifolds;     /* the points of one pair's manifold as one block (README) */
 } gf_solver_params;
 
 /* How the solver talks to other ranks (NULL/0 members: serial).
@@ -158,7 +163,8 @@ typedef struct {
     double an, inv_an, inv_at;
     double lambda[3];
     double bias; /* the normal velocity that closes the gap within the step (or recovers the
-                    error_reduction share of a penetration), subtracted from b_n */
+                    error_reduction share of a penetration beyond the slop), subtracted from
+                    b_n */
     double mu;
 } gf_solver_contact;
 
@@ -277,7 +283,8 @@ void gf_solver_params_default(gf_solver_params *prm);
 const char *gf_solver_model_name(gf_contact_model model);
 /*  Solver { model max_dissipation; manifolds joint; mode gauss_seidel; max_iterations 100;
  *           tolerance 1e-3;
- *           sweeps 0; relaxation 1; error_reduction 0.1; check_every 1; warm_start true; } */
+ *           sweeps 0; relaxation 1; error_reduction 0.1; penetration_slop 1e-6; check_every 1;
+ *           warm_start true; } */
 gf_status gf_solver_configure(gf_solver_params *prm, gf_config_block *root);
 
 gf_status gf_solver_init(gf_solver *s, const gf_solver_params *prm);
