@@ -1155,29 +1155,22 @@ static inline void over_relax(const gf_solver_contact *k, double omega, double k
     x[0] -= kap;
 }
 
-/* One Gauss-Seidel block at record q: a joint block of `points` records, or one point;
- * *sum collects the relative velocities, *top A_nn |lambda|. */
-static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const gf_contacts *c,
-                                    size_t q, int points, double *sum, double *top) {
-    gf_solver_contact *k = &s->rec[q];
-    /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the
-     * block would give the same impulse. */
+/* Unchanged since it last changed nothing (most open contacts of a sparse flow): the block at
+ * record q would give the same impulse. */
+static inline int unchanged(const gf_solver *s, const gf_solver_contact *k, size_t q) {
     uint32_t since = s->seen[q];
-    if (s->stamp[k->b1] < since && s->stamp[k->b2] < since)
+    return s->stamp[k->b1] < since && s->stamp[k->b2] < since;
+}
+
+/* One Gauss-Seidel block of one point at record q; *sum collects the relative velocities, *top
+ * A_nn |lambda|. Inlined into the sweep, where nearly every block is one of these. */
+static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
+                                                                   const gf_particles *p,
+                                                                   const gf_contacts *c, size_t q,
+                                                                   double *sum, double *top) {
+    gf_solver_contact *k = &s->rec[q];
+    if (unchanged(s, k, q))
         return GF_OK;
-    if (points > 1) {
-        double x[3 * GF_MANIFOLD_KERNEL_MAX];
-        int ok;
-        solve_joint(s, q, points, x, sum, &ok);
-        if (ok) {
-            joint_update(s, q, points, x, top);
-            return GF_OK;
-        }
-        ++s->fallback; /* its points one by one, from now on */
-        for (int i = 0; i < points; ++i)
-            GF_TRY(gauss_seidel_block(s, p, c, q + (size_t)i, 1, sum, top));
-        return GF_OK;
-    }
     /* An open contact whose bodies' velocities have not changed by its slack since: it is
      * still open, and would stay without impulse. */
     if (s->slack[q] > 0.0) {
@@ -1212,6 +1205,25 @@ static gf_status gauss_seidel_block(gf_solver *s, const gf_particles *p, const g
     return GF_OK;
 }
 
+/* One Gauss-Seidel joint block of `points` records at q (a contact manifold), or its points one
+ * by one once the joint solve has failed; *sum and *top as above. */
+static gf_status joint_block(gf_solver *s, const gf_particles *p, const gf_contacts *c, size_t q,
+                             int points, double *sum, double *top) {
+    if (unchanged(s, &s->rec[q], q))
+        return GF_OK;
+    double x[3 * GF_MANIFOLD_KERNEL_MAX];
+    int ok;
+    solve_joint(s, q, points, x, sum, &ok);
+    if (ok) {
+        joint_update(s, q, points, x, top);
+        return GF_OK;
+    }
+    ++s->fallback; /* its points one by one, from now on */
+    for (int i = 0; i < points; ++i)
+        GF_TRY(point_block(s, p, c, q + (size_t)i, sum, top));
+    return GF_OK;
+}
+
 /* One Gauss-Seidel pass over the records [from, to); *scale collects A_nn |lambda|. Non-finite
  * input shows in the sum of the relative velocities, checked once per pass. */
 static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const gf_contacts *c,
@@ -1220,10 +1232,15 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
     if (s->tick > UINT32_MAX / 2) /* a pass adds fewer ticks than that: the count cannot wrap */
         forget_changes(s);
     for (size_t q = from; q < to;) {
-        int points = joint_points(s, &s->rec[q]);
-        points = points > 1 ? points : 1; /* 0: a later point of a block solved one by one */
-        GF_TRY(gauss_seidel_block(s, p, c, q, points, &sum, &top));
-        q += (size_t)points;
+        /* 0 points: a later point of a block solved one by one */
+        int points = s->rec[q].general < 0 ? 1 : joint_points(s, &s->rec[q]);
+        if (points > 1) {
+            GF_TRY(joint_block(s, p, c, q, points, &sum, &top));
+            q += (size_t)points;
+        } else {
+            GF_TRY(point_block(s, p, c, q, &sum, &top));
+            ++q;
+        }
     }
     *scale = top;
     return isfinite(sum) ? GF_OK : non_finite(s, p, c);
