@@ -346,6 +346,15 @@ static void test_refusals(void **state) {
             fail_msg("'%s' gave %d, without '%s':\n%s", cmd, rc, cases[k][1], out);
         free(out);
     }
+    /* In an MPI job the options' faults, every rank's alike, are said once (by rank 0). */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        snprintf(cmd, sizeof cmd, "%s -n 2 --oversubscribe %s %s", GF_MPIEXEC, GF_CG, cases[k][0]);
+        int rc = gf_test_run(cmd, &out);
+        const char *first = strstr(out, cases[k][1]);
+        if (rc == 0 || !first || strstr(first + 1, cases[k][1]))
+            fail_msg("'%s' gave %d, without '%s' once:\n%s", cmd, rc, cases[k][1], out);
+        free(out);
+    }
 }
 
 static int setup(void **state) {

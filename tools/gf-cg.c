@@ -56,9 +56,8 @@ static int is_number(const char *s) {
 }
 
 /* Reads the options; returns the index of the first snapshot argument, -2 for --help, or -1 with
- * a message (printed by the option readers, or in err). */
-static int parse(int argc, char **argv, options *o, char *err, size_t errsize) {
-    static const char *const tool = "gf-cg";
+ * a message (printed by the option readers as `tool`, or in err; a NULL tool prints nothing). */
+static int parse(const char *tool, int argc, char **argv, options *o, char *err, size_t errsize) {
     memset(o, 0, sizeof *o);
     o->cutoff = 6.0;
     o->prefix = "cg";
@@ -284,7 +283,8 @@ int main(int argc, char **argv) {
     }
     char err[4096] = "";
     options o;
-    int first = parse(argc, argv, &o, err, sizeof err), rc = first < 0;
+    int first = parse(par.rank == 0 ? "gf-cg" : NULL, argc, argv, &o, err, sizeof err);
+    int rc = first < 0;
     if (first == -2) { /* --help: the usage on stdout, success */
         if (par.rank == 0)
             puts(usage);
@@ -299,6 +299,8 @@ int main(int argc, char **argv) {
     if (!rc)
         rc = gf_snapshot_open(&s0, argv[first], err, sizeof err) ||
              make_grid(&o, &s0, &c, err, sizeof err);
+    /* The options and the first snapshot are every rank's alike: rank 0 names their faults. */
+    const int shared = rc;
     int warned = 0, nsnap = rc ? 0 : argc - first;
     for (int k = par.rank; !rc && k < nsnap; k += par.size) {
         gf_snapshot s;
@@ -313,7 +315,7 @@ int main(int argc, char **argv) {
         gf_snapshot_close(&s);
     }
     gf_snapshot_close(&s0);
-    if (rc && err[0])
+    if (rc && err[0] && (!shared || par.rank == 0))
         fprintf(stderr, "gf-cg: %s\n", err);
     /* Every rank's sums to rank 0, once all have succeeded. */
     gf_status st = gf_par_agree(&par, rc ? GF_ERR_INPUT : GF_OK, NULL);

@@ -11,8 +11,9 @@ int gf_cli_numbers(const char *tool, int argc, char **argv, int *i, int n, doubl
         char *end = NULL;
         double v = text ? strtod(text, &end) : NAN;
         if (!text || end == text || *end || !isfinite(v)) {
-            fprintf(stderr, "%s: %s expects %d number%s, got '%s'\n", tool, option, n,
-                    n > 1 ? "s" : "", text ? text : "(nothing)");
+            if (tool)
+                fprintf(stderr, "%s: %s expects %d number%s, got '%s'\n", tool, option, n,
+                        n > 1 ? "s" : "", text ? text : "(nothing)");
             return -1;
         }
         out[k] = v;
@@ -26,7 +27,9 @@ int gf_cli_int(const char *tool, int argc, char **argv, int *i, int *out) {
     if (gf_cli_numbers(tool, argc, argv, i, 1, &v))
         return -1;
     if (v != floor(v) || fabs(v) > 1e9) {
-        fprintf(stderr, "%s: %s expects a whole number, got '%s'\n", tool, argv[*i - 1], argv[*i]);
+        if (tool)
+            fprintf(stderr, "%s: %s expects a whole number, got '%s'\n", tool, argv[*i - 1],
+                    argv[*i]);
         return -1;
     }
     *out = (int)v;
@@ -38,8 +41,9 @@ int gf_cli_int_in(const char *tool, int argc, char **argv, int *i, int lo, int h
     if (gf_cli_int(tool, argc, argv, i, &v))
         return -1;
     if (v < lo || v > hi) {
-        fprintf(stderr, "%s: %s must be between %d and %d, got '%s'\n", tool, argv[*i - 1], lo, hi,
-                argv[*i]);
+        if (tool)
+            fprintf(stderr, "%s: %s must be between %d and %d, got '%s'\n", tool, argv[*i - 1], lo,
+                    hi, argv[*i]);
         return -1;
     }
     *out = v;
@@ -51,7 +55,8 @@ int gf_cli_positive(const char *tool, int argc, char **argv, int *i, double *out
     if (gf_cli_numbers(tool, argc, argv, i, 1, &v))
         return -1;
     if (!(v > 0)) {
-        fprintf(stderr, "%s: %s must be positive, got '%s'\n", tool, argv[*i - 1], argv[*i]);
+        if (tool)
+            fprintf(stderr, "%s: %s must be positive, got '%s'\n", tool, argv[*i - 1], argv[*i]);
         return -1;
     }
     *out = v;

@@ -1,4 +1,5 @@
-/* Command-line options of the tools: numbers checked, so a typo is an error and not a zero. */
+/* Command-line options of the tools: numbers checked, so a typo is an error and not a zero. A
+ * NULL tool name reads quietly (the ranks of an MPI job but one). */
 #ifndef GF_TOOLS_CLI_H
 #define GF_TOOLS_CLI_H
 
