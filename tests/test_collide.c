@@ -1024,6 +1024,95 @@ static void test_box_box_face_beside(void **state) {
     check_certificates(&a.p, &b.p, pt, n, 1e-9);
 }
 
+/* The height after turning by th about e (about the centre) of the rim point at angle phi of the
+ * cap at cap * half of the cylinder p, and in `now` where that point is before the turn. */
+static double rim_after(const gf_body_pose *p, double rad, double half, double cap, double phi,
+                        const double e[3], double th, double now[3]) {
+    const double local[3] = {rad * cos(phi), rad * sin(phi), cap * half};
+    double r[3], ex[3];
+    rot(p->q, local, r);
+    cross3(e, r, ex);
+    for (int d = 0; d < 3; ++d)
+        now[d] = p->x[d] + r[d];
+    return p->x[2] + r[2] * cos(th) + ex[2] * sin(th) + e[2] * dot3(e, r) * (1.0 - cos(th));
+}
+
+/* A cylinder rolling on its rim (issue 31, del. 5): against a plane, gf_collide_turning adds the
+ * rim point that the turn brings lowest, placed where it is now, with the gap that its height at
+ * the step's end less the turn's linear part gives; brute force: the rim of both caps sampled at
+ * 2e5 points, turned about the centre, the lowest of them. A turn of zero, or another pair,
+ * gives gf_collide's points. */
+static void test_cylinder_plane_turning(void **state) {
+    (void)state;
+    const double rad = 0.4, half = 0.6, tilt = 0.3;
+    body cyl, pl, sph;
+    body_set(&pl, shape_plane(), NULL, (double[]){0, 0, 0}, q_id);
+    double qt[4];
+    q_axis(1, 2, 0, tilt, qt);
+    const double z = half * cos(tilt) + rad * sin(tilt) + 1e-4;
+    body_set(&cyl, shape_of(GF_SHAPE_CYLINDER, rad, half, 0), NULL, (double[]){0.1, 0.2, z}, qt);
+    const double turns[3][3] = {{0.02, -0.05, 0.03}, {-0.04, 0.01, 0.0}, {0.0, 0.0, 0.08}};
+    for (int c = 0; c < 3; ++c) {
+        const double *t = turns[c];
+        gf_contact_point plain[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
+        int np = 0, n = 0;
+        GF_ASSERT_OK(gf_collide(&cyl.p, &pl.p, 0.05, plain, GF_MANIFOLD_MAX, &np));
+        GF_ASSERT_OK(gf_collide_turning(&cyl.p, &pl.p, t, 0.05, pt, GF_MANIFOLD_MAX, &n));
+        assert_int_equal(np, 1); /* the lowest rim point only: the others are beyond 0.05 */
+        /* a turn about the plane's normal keeps the lowest point the lowest: nothing added */
+        const int added = c < 2;
+        assert_int_equal(n, 1 + added);
+        assert_memory_equal(&plain[0], &pt[0], sizeof pt[0]);
+        /* brute force: the rim point lowest after the turn (Rodrigues), where it is now; the
+         * best sample refined by a ternary search of its neighbourhood */
+        const double th = len3(t), e[3] = {t[0] / th, t[1] / th, t[2] / th};
+        double best = INFINITY, best_phi = 0.0, best_cap = 0.0, now[3];
+        for (int cap = -1; cap <= 1; cap += 2)
+            for (int k = 0; k < 200000; ++k) {
+                double phi = 2.0 * M_PI * k / 200000.0, r[3];
+                double after = rim_after(&cyl.p, rad, half, cap, phi, e, th, r);
+                if (after < best)
+                    best = after, best_phi = phi, best_cap = cap;
+            }
+        double lo = best_phi - 2.0 * M_PI / 200000.0, hi = best_phi + 2.0 * M_PI / 200000.0;
+        for (int it = 0; it < 200; ++it) {
+            double m1 = lo + (hi - lo) / 3.0, m2 = hi - (hi - lo) / 3.0, r[3];
+            if (rim_after(&cyl.p, rad, half, best_cap, m1, e, th, r) <
+                rim_after(&cyl.p, rad, half, best_cap, m2, e, th, r))
+                hi = m2;
+            else
+                lo = m1;
+        }
+        double end = rim_after(&cyl.p, rad, half, best_cap, 0.5 * (lo + hi), e, th, now);
+        /* its gap: the height at the step's end less the turn's linear part t x r */
+        const double r[3] = {now[0] - cyl.p.x[0], now[1] - cyl.p.x[1], now[2] - cyl.p.x[2]};
+        double lin[3];
+        cross3(t, r, lin);
+        const double want_gap = added ? end - lin[2] : now[2];
+        /* the a-side point of the added contact (of the lowest one, where none is added) */
+        const gf_contact_point *q = &pt[added];
+        double a_side[3];
+        for (int d = 0; d < 3; ++d)
+            a_side[d] = q->p[d] + 0.5 * q->gap * q->n[d];
+        for (int d = 0; d < 3; ++d)
+            GF_ASSERT_NEAR(a_side[d], now[d], 1e-7); /* the search finds a minimum to ~sqrt(eps) */
+        GF_ASSERT_NEAR(q->gap, want_gap, 1e-8);
+        assert_true(now[2] >= pt[0].gap);
+    }
+    /* no turn, or a pair without such points: gf_collide's */
+    gf_contact_point a[GF_MANIFOLD_MAX], b[GF_MANIFOLD_MAX];
+    int na = 0, nb = 0;
+    GF_ASSERT_OK(gf_collide(&cyl.p, &pl.p, 0.05, a, GF_MANIFOLD_MAX, &na));
+    GF_ASSERT_OK(
+        gf_collide_turning(&cyl.p, &pl.p, (double[]){0, 0, 0}, 0.05, b, GF_MANIFOLD_MAX, &nb));
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, (size_t)na * sizeof a[0]);
+    body_set(&sph, shape_of(GF_SHAPE_SPHERE, 0.3, 0, 0), NULL, (double[]){0, 0, 0.31}, q_id);
+    GF_ASSERT_OK(gf_collide_turning(&sph.p, &pl.p, turns[0], 0.05, b, GF_MANIFOLD_MAX, &nb));
+    assert_int_equal(nb, 1);
+    GF_ASSERT_NEAR(b[0].gap, 0.01, 1e-15);
+}
+
 static void test_cylinder_plane(void **state) {
     (void)state;
     motion m = motion_random(20);
@@ -1492,9 +1581,10 @@ int main(void) {
         cmocka_unit_test(test_sphere_cylinder),     cmocka_unit_test(test_capsule_capsule),
         cmocka_unit_test(test_capsule_plane),       cmocka_unit_test(test_box_plane),
         cmocka_unit_test(test_box_on_box),          cmocka_unit_test(test_box_box_face_beside),
-        cmocka_unit_test(test_cylinder_plane),      cmocka_unit_test(test_clump_plane),
-        cmocka_unit_test(test_capacity_and_errors), cmocka_unit_test(test_random_closed_forms),
-        cmocka_unit_test(test_random_box_box),      cmocka_unit_test(test_random_convex),
+        cmocka_unit_test(test_cylinder_plane),      cmocka_unit_test(test_cylinder_plane_turning),
+        cmocka_unit_test(test_clump_plane),         cmocka_unit_test(test_capacity_and_errors),
+        cmocka_unit_test(test_random_closed_forms), cmocka_unit_test(test_random_box_box),
+        cmocka_unit_test(test_random_convex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

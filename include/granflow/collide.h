@@ -43,6 +43,14 @@ int gf_collide_capacity(const gf_body_pose *a, const gf_body_pose *b);
 gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin,
                      gf_contact_point *out, int cap, int *count);
 
+/* gf_collide for a body a that turns by `turn` (a rotation vector: the axis times the angle, in
+ * the world frame, relative to b) over the step the contacts are for. Where the surface point of
+ * a lowest against b moves along a curved edge as a turns, the manifold also holds the point of
+ * a that will be lowest at the step's end (today: a cylinder's rim against a plane, a body
+ * rolling on its rim); other pairs are gf_collide's. */
+gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
+                             double margin, gf_contact_point *out, int cap, int *count);
+
 /* A contact point with a mesh and its key: the surface feature it comes through (a face t, an
  * edge nt + e, a vertex nt + ne + v, as gf_trimesh_hit.key) times GF_MANIFOLD_MAX plus its
  * number in that feature's manifold, the same from step to step while the contact persists. */

@@ -92,6 +92,11 @@ void gf_contacts_clear(gf_contacts *c);
  * closed forms; any other shape the manifold of gf_collide (several points per pair). */
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                             double margin, gf_linkcells *lc, gf_contacts *out);
+/* The same for a step of dt: a body turning against a wall also gets the point that its turn
+ * brings lowest by the step's end (gf_collide_turning; its angular velocity now taken for the
+ * step's). */
+gf_status gf_contact_detect_step(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                                 double margin, double dt, gf_linkcells *lc, gf_contacts *out);
 
 /* After a solve: the near pairs (see gf_contacts.speculate) whose gap the particles' velocities
  * would close within dt become contacts (with zero impulse), appended; *added counts them. For

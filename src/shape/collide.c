@@ -410,13 +410,65 @@ static gf_status pair_box_plane(const gf_body_pose *a, const gf_body_pose *b, do
     return GF_OK;
 }
 
+/* The least rise above the lowest rim point, in radii, of the point a turn brings lowest. */
+#define GF_RIM_RISE 1e-4
+
+/* x turned by the angle |t| about t (Rodrigues). */
+static void turn_vector(const double t[3], const double x[3], double y[3]) {
+    double th = gf_norm(t);
+    if (!(th > 0.0)) {
+        y[0] = x[0], y[1] = x[1], y[2] = x[2];
+        return;
+    }
+    double e[3] = {t[0] / th, t[1] / th, t[2] / th}, ex[3];
+    gf_cross(e, x, ex);
+    double c = cos(th), sn = sin(th), ed = gf_dot(e, x) * (1.0 - c);
+    for (int k = 0; k < 3; ++k)
+        y[k] = x[k] * c + ex[k] * sn + e[k] * ed;
+}
+
 /* The lowest rim point of the lower cap, the rim points a quarter turn either side of it and
  * the one opposite, and the lowest rim point of the upper cap. Standing on its cap the four
  * rim points of the lower cap hold the cylinder; lying on its side the lowest points of the
  * two caps do; tilted, the quarter-turn points join as soon as they come within the margin, so
  * the manifold grows smoothly into the flat one instead of jumping. */
+static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
+                                double margin, gf_contact_point *out, int *count);
+
 static gf_status pair_cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, double margin,
                                      gf_contact_point *out, int *count) {
+    return cylinder_plane(a, b, NULL, margin, out, count);
+}
+
+/* The rim point of the cylinder a that is lowest against the plane (normal n) once a has turned
+ * by `turn` (a rotation vector), where it is now: `lower` the side of its cap along u, and dir
+ * its direction from the cap's centre. Returns 0 where the turned cylinder stands on its cap
+ * (no rim point is lowest). */
+static int rim_low_after(const double u[3], const double n[3], const double turn[3], double *lower,
+                         double dir[3]) {
+    double ut[3];
+    turn_vector(turn, u, ut);
+    double cu = gf_dot(ut, n);
+    double w[3] = {-(n[0] - cu * ut[0]), -(n[1] - cu * ut[1]), -(n[2] - cu * ut[2])};
+    double wl = gf_norm(w);
+    if (!(wl > 1e-12))
+        return 0;
+    for (int k = 0; k < 3; ++k)
+        w[k] /= wl;
+    const double back[3] = {-turn[0], -turn[1], -turn[2]};
+    turn_vector(back, w, dir);
+    *lower = cu > 0.0 ? -1.0 : 1.0;
+    return 1;
+}
+
+/* As the comment above pair_cylinder_plane; with `turn` (the cylinder's rotation over the step
+ * relative to the plane) also the rim point that will be lowest at the step's end, where the
+ * quarter-turn points are not in the manifold. A tilted cylinder rolling on its rim (a coin
+ * wobbling down) brings a new rim point to the bottom every step: held at the present lowest
+ * point only, the rim between came down through the plane by (a dt)^2 / (2 r sin(tilt)), a the
+ * rate at which the normal velocity grows along the rim (docs/physics.md, "Penetrations"). */
+static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
+                                double margin, gf_contact_point *out, int *count) {
     double n[3], u[3];
     quat_axis_z(b->q, n);
     quat_axis_z(a->q, u);
@@ -465,6 +517,30 @@ static gf_status pair_cylinder_plane(const gf_body_pose *a, const gf_body_pose *
             sb[k] = a->x[k] + cand[i][0] * half * u[k] +
                     rad * (cand[i][1] * w[k] + cand[i][2] * v[k]) - gap[i] * n[k];
         put_point(out + m++, n, sb, gap[i]);
+    }
+    double lower, dir[3];
+    if (turn && !keep[1] && m < GF_MANIFOLD_MAX && rim_low_after(u, n, turn, &lower, dir) &&
+        gf_dot(dir, w) < 1.0 - 1e-12) {
+        double r[3], rt[3], lin[3], sb[3];
+        for (int k = 0; k < 3; ++k)
+            r[k] = lower * half * u[k] + rad * dir[k];
+        /* A point that rises less than 1e-4 radii above the lowest would copy its constraint
+         * (a cylinder at rest or rolling slowly; the near-copies made Gauss-Seidel cycle); the
+         * sinking it would prevent is at most that rise. */
+        double g = gf_dot(r, n) + gf_dot(a->x, n) - gf_dot(b->x, n);
+        /* Its gap holds the turn's curvature: the solve moves the point along its velocity, a
+         * straight line, while the turn carries it along an arc, which for a rim rolling on
+         * the plane rises from it by as much as the line falls below. Its gap is therefore its
+         * height at the step's end less the turn's linear part, so that a rim rolling on the
+         * plane is not held back (the line alone braked a cylinder rolling on its side). */
+        turn_vector(turn, r, rt);
+        gf_cross(turn, r, lin);
+        double ge = g + gf_dot(rt, n) - gf_dot(r, n) - gf_dot(lin, n);
+        if (ge < margin && g - gap[0] > GF_RIM_RISE * rad) {
+            for (int k = 0; k < 3; ++k)
+                sb[k] = a->x[k] + r[k] - ge * n[k];
+            put_point(out + m++, n, sb, ge);
+        }
     }
     *count = m;
     return GF_OK;
@@ -840,6 +916,25 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
         out[i].n[2] = -out[i].n[2];
     }
     return GF_OK;
+}
+
+gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
+                             double margin, gf_contact_point *out, int cap, int *count) {
+    if (a->shape->type != GF_SHAPE_CYLINDER || b->shape->type != GF_SHAPE_PLANE ||
+        !(gf_dot(turn, turn) > 0.0))
+        return gf_collide(a, b, margin, out, cap, count);
+    *count = 0;
+    if (!(nonfinite_probe(a) + nonfinite_probe(b) + turn[0] * 0.0 + turn[1] * 0.0 + turn[2] * 0.0 ==
+          0.0) ||
+        isnan(margin))
+        return GF_ERROR(GF_ERR_NUMERIC,
+                        "contact between a cylinder at (%g, %g, %g) and a plane: non-finite "
+                        "position, orientation, turn or margin (%g)",
+                        a->x[0], a->x[1], a->x[2], margin);
+    if (cap < GF_MANIFOLD_MAX)
+        return GF_ERROR(GF_ERR_STATE, "contact buffer of %d points for a cylinder and a plane",
+                        cap);
+    return cylinder_plane(a, b, turn, margin, out, count);
 }
 
 gf_status gf_collide_overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {

@@ -880,8 +880,8 @@ gf_status gf_sim_step(gf_sim *sim) {
     c->cohesion_per_radius = sim->materials.cohesion_per_radius;
     c->resistive = gf_materials_resistive(&sim->materials);
     sim->cells.skin = sim->skin_fraction * sim->max_radius;
-    gf_status st = gf_contact_detect(&sim->particles, &sim->walls, &sim->materials, sim->margin,
-                                     &sim->cells, c);
+    gf_status st = gf_contact_detect_step(&sim->particles, &sim->walls, &sim->materials,
+                                          sim->margin, sim->dt, &sim->cells, c);
     gf_timer_stop(tm, GF_TIMER_DETECT);
     GF_TRY(st);
 
