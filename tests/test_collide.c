@@ -1099,6 +1099,37 @@ static void test_cylinder_plane_turning(void **state) {
         GF_ASSERT_NEAR(q->gap, want_gap, 1e-8);
         assert_true(now[2] >= pt[0].gap);
     }
+    /* Nearly flat, with a margin that holds four rim points: the turn's point takes the place
+     * of the highest of them (a point of the rim, lower than the one it replaces). */
+    {
+        double qf[4];
+        q_axis(1, 2, 0, 0.1, qf);
+        const double zf = half * cos(0.1) + rad * sin(0.1) + 1e-4;
+        body flat;
+        body_set(&flat, shape_of(GF_SHAPE_CYLINDER, rad, half, 0), NULL, (double[]){0.1, 0.2, zf},
+                 qf);
+        gf_contact_point plain[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
+        int np = 0, n = 0;
+        GF_ASSERT_OK(gf_collide(&flat.p, &pl.p, 0.2, plain, GF_MANIFOLD_MAX, &np));
+        GF_ASSERT_OK(gf_collide_turning(&flat.p, &pl.p, turns[0], 0.2, pt, GF_MANIFOLD_MAX, &n));
+        assert_int_equal(np, GF_MANIFOLD_MAX);
+        assert_int_equal(n, GF_MANIFOLD_MAX);
+        int top = 1, differ = 0, at = -1;
+        for (int i = 1; i < np; ++i)
+            top = plain[i].gap > plain[top].gap ? i : top;
+        for (int i = 0; i < np; ++i)
+            if (memcmp(&plain[i], &pt[i], sizeof pt[i]) != 0)
+                ++differ, at = i;
+        assert_int_equal(differ, 1);
+        assert_int_equal(at, top);
+        assert_true(pt[at].gap < plain[top].gap);
+        double v[3], lc[3];
+        for (int k = 0; k < 3; ++k)
+            v[k] = pt[at].p[k] + 0.5 * pt[at].gap * pt[at].n[k] - flat.p.x[k];
+        rot_inv(flat.p.q, v, lc);
+        GF_ASSERT_NEAR(sqrt(lc[0] * lc[0] + lc[1] * lc[1]), rad, 1e-12);
+        GF_ASSERT_NEAR(fabs(lc[2]), half, 1e-12);
+    }
     /* no turn, or a pair without such points: gf_collide's */
     gf_contact_point a[GF_MANIFOLD_MAX], b[GF_MANIFOLD_MAX];
     int na = 0, nb = 0;
@@ -1111,6 +1142,68 @@ static void test_cylinder_plane_turning(void **state) {
     GF_ASSERT_OK(gf_collide_turning(&sph.p, &pl.p, turns[0], 0.05, b, GF_MANIFOLD_MAX, &nb));
     assert_int_equal(nb, 1);
     GF_ASSERT_NEAR(b[0].gap, 0.01, 1e-15);
+}
+
+/* The same rim point against a flat face of another body (through the convex path): a tilted
+ * disc on a box's top face and on a cylinder's cap gets, beside its manifold, the point that it
+ * gets against the face's plane, with the normal reversed when it is the pair's b; off the face
+ * (its point beyond the face's edge), none. */
+static void test_cylinder_face_turning(void **state) {
+    (void)state;
+    const double rad = 0.4, half = 0.1, tilt = 0.25, turn[3] = {0.03, -0.06, 0.02};
+    double qt[4];
+    q_axis(1, 2, 0, tilt, qt);
+    const double top = 0.5; /* the face: z = top */
+    const double z = top + half * cos(tilt) + rad * sin(tilt) + 1e-4;
+    body disc, plane, box, drum;
+    body_set(&disc, shape_of(GF_SHAPE_CYLINDER, rad, half, 0), NULL, (double[]){0.1, 0.2, z}, qt);
+    body_set(&plane, shape_plane(), NULL, (double[]){0, 0, top}, q_id);
+    body_set(&box, shape_of(GF_SHAPE_BOX, 2.0, 2.0, 0.25), NULL, (double[]){0, 0, top - 0.25},
+             q_id);
+    body_set(&drum, shape_of(GF_SHAPE_CYLINDER, 2.0, 0.25, 0), NULL, (double[]){0, 0, top - 0.25},
+             q_id);
+    gf_contact_point want[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
+    int nw = 0, n = 0;
+    GF_ASSERT_OK(gf_collide_turning(&disc.p, &plane.p, turn, 0.05, want, GF_MANIFOLD_MAX, &nw));
+    assert_int_equal(nw, 2);
+    const gf_contact_point *w = &want[nw - 1];
+    const body *faces[2] = {&box, &drum};
+    for (int f = 0; f < 2; ++f)
+        for (int swap = 0; swap < 2; ++swap) {
+            const gf_body_pose *a = swap ? &faces[f]->p : &disc.p,
+                               *b = swap ? &disc.p : &faces[f]->p;
+            const double back[3] = {-turn[0], -turn[1], -turn[2]};
+            GF_ASSERT_OK(
+                gf_collide_turning(a, b, swap ? back : turn, 0.05, pt, GF_MANIFOLD_MAX, &n));
+            assert_true(n >= 2);
+            const gf_contact_point *q = &pt[n - 1];
+            for (int d = 0; d < 3; ++d) {
+                GF_ASSERT_NEAR(q->p[d], w->p[d], 1e-12);
+                GF_ASSERT_NEAR(q->n[d], swap ? -w->n[d] : w->n[d], 1e-12);
+            }
+            GF_ASSERT_NEAR(q->gap, w->gap, 1e-12);
+            /* the manifold before it is gf_collide's */
+            gf_contact_point plain[GF_MANIFOLD_MAX];
+            int np = 0;
+            GF_ASSERT_OK(gf_collide(a, b, 0.05, plain, GF_MANIFOLD_MAX, &np));
+            assert_int_equal(np, n - 1);
+        }
+    /* a small box or post under the disc's lowest point only: the turned point is off its
+     * face */
+    for (int f = 0; f < 2; ++f) {
+        body small;
+        const double *low = want[0].p;
+        body_set(&small,
+                 f ? shape_of(GF_SHAPE_CYLINDER, 0.02, 0.25, 0)
+                   : shape_of(GF_SHAPE_BOX, 0.02, 0.02, 0.25),
+                 NULL, (double[]){low[0], low[1], top - 0.25}, q_id);
+        GF_ASSERT_OK(gf_collide_turning(&disc.p, &small.p, turn, 0.05, pt, GF_MANIFOLD_MAX, &n));
+        gf_contact_point plain[GF_MANIFOLD_MAX];
+        int np = 0;
+        GF_ASSERT_OK(gf_collide(&disc.p, &small.p, 0.05, plain, GF_MANIFOLD_MAX, &np));
+        assert_true(np >= 1);
+        assert_int_equal(n, np);
+    }
 }
 
 static void test_cylinder_plane(void **state) {
@@ -1576,14 +1669,23 @@ static void test_random_convex(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sphere_sphere),       cmocka_unit_test(test_sphere_plane),
-        cmocka_unit_test(test_sphere_box),          cmocka_unit_test(test_sphere_capsule),
-        cmocka_unit_test(test_sphere_cylinder),     cmocka_unit_test(test_capsule_capsule),
-        cmocka_unit_test(test_capsule_plane),       cmocka_unit_test(test_box_plane),
-        cmocka_unit_test(test_box_on_box),          cmocka_unit_test(test_box_box_face_beside),
-        cmocka_unit_test(test_cylinder_plane),      cmocka_unit_test(test_cylinder_plane_turning),
-        cmocka_unit_test(test_clump_plane),         cmocka_unit_test(test_capacity_and_errors),
-        cmocka_unit_test(test_random_closed_forms), cmocka_unit_test(test_random_box_box),
+        cmocka_unit_test(test_sphere_sphere),
+        cmocka_unit_test(test_sphere_plane),
+        cmocka_unit_test(test_sphere_box),
+        cmocka_unit_test(test_sphere_capsule),
+        cmocka_unit_test(test_sphere_cylinder),
+        cmocka_unit_test(test_capsule_capsule),
+        cmocka_unit_test(test_capsule_plane),
+        cmocka_unit_test(test_box_plane),
+        cmocka_unit_test(test_box_on_box),
+        cmocka_unit_test(test_box_box_face_beside),
+        cmocka_unit_test(test_cylinder_plane),
+        cmocka_unit_test(test_cylinder_plane_turning),
+        cmocka_unit_test(test_cylinder_face_turning),
+        cmocka_unit_test(test_clump_plane),
+        cmocka_unit_test(test_capacity_and_errors),
+        cmocka_unit_test(test_random_closed_forms),
+        cmocka_unit_test(test_random_box_box),
         cmocka_unit_test(test_random_convex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,9 +45,11 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
 
 /* gf_collide for a body a that turns by `turn` (a rotation vector: the axis times the angle, in
  * the world frame, relative to b) over the step the contacts are for. Where the surface point of
- * a lowest against b moves along a curved edge as a turns, the manifold also holds the point of
- * a that will be lowest at the step's end (today: a cylinder's rim against a plane, a body
- * rolling on its rim); other pairs are gf_collide's. */
+ * a body lowest against the other moves along a curved edge as it turns, the manifold also holds
+ * the point that will be lowest at the step's end, where it is now, its gap the height it would
+ * reach less the turn's linear part: today a cylinder's rim against a plane, a box's face or a
+ * cylinder's cap (a rim rolling or wobbling on a flat face; either body of the pair may be the
+ * cylinder). Other pairs are gf_collide's. */
 gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
                              double margin, gf_contact_point *out, int cap, int *count);
 

@@ -226,9 +226,10 @@ static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, cons
     return GF_OK;
 }
 
-/* A pair with at least one body that is not a sphere: the bounding spheres first. */
+/* A pair with at least one body that is not a sphere: the bounding spheres first. Over a step of
+ * dt (0: none) a turns against b by dt times their difference of angular velocities. */
 static gf_status pair_general(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
-                              double margin, gf_linkcells *lc, gf_contacts *out) {
+                              double margin, double dt, gf_linkcells *lc, gf_contacts *out) {
     double d[3] = {p->x[0][a] - p->x[0][b], p->x[1][a] - p->x[1][b], p->x[2][a] - p->x[2][b]};
     double reach = p->radius[a] + p->radius[b] + margin;
     if (gf_dot(d, d) >= reach * reach)
@@ -238,7 +239,10 @@ static gf_status pair_general(const gf_particles *p, const gf_materials *m, size
     gf_particles_pose(p, a, &sa, &pa);
     gf_particles_pose(p, b, &sb, &pb);
     gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
-    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, NULL, margin, &law, lc, out);
+    const double turn[3] = {dt * (p->w[0][a] - p->w[0][b]), dt * (p->w[1][a] - p->w[1][b]),
+                            dt * (p->w[2][a] - p->w[2][b])};
+    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, dt > 0.0 ? turn : NULL, margin,
+                        &law, lc, out);
 }
 
 /* Particle i against geometry body `body`, a body of infinite mass (which does not turn): over
@@ -288,10 +292,11 @@ static gf_status sphere_walls(const gf_particles *p, const gf_walls *w, const gf
 
 /* Any pair of particles: the closed form for two spheres, the manifold otherwise. */
 static inline gf_status pair_contacts(const gf_particles *p, const gf_materials *m, size_t a,
-                                      size_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
+                                      size_t b, double margin, double dt, gf_linkcells *lc,
+                                      gf_contacts *out) {
     if (p->shape[a] == GF_SHAPE_SPHERE && p->shape[b] == GF_SHAPE_SPHERE)
         return sphere_sphere(p, m, a, b, margin, out);
-    return pair_general(p, m, a, b, margin, lc, out);
+    return pair_general(p, m, a, b, margin, dt, lc, out);
 }
 
 /* A sphere of radius r at c, which is particle i or one of its members (`member`, 0 for a
@@ -565,10 +570,11 @@ static inline int solved_here(const gf_particles *p, size_t a, size_t b) {
 
 /* A listed pair within reach (a < b): its contacts, if this rank solves it. */
 static inline gf_status candidate(const gf_particles *p, const gf_materials *m, int32_t a,
-                                  int32_t b, double margin, gf_linkcells *lc, gf_contacts *out) {
+                                  int32_t b, double margin, double dt, gf_linkcells *lc,
+                                  gf_contacts *out) {
     if (!solved_here(p, (size_t)a, (size_t)b))
         return GF_OK;
-    return pair_contacts(p, m, (size_t)a, (size_t)b, margin, lc, out);
+    return pair_contacts(p, m, (size_t)a, (size_t)b, margin, dt, lc, out);
 }
 
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
@@ -601,7 +607,7 @@ gf_status gf_contact_detect_step(const gf_particles *p, const gf_walls *w, const
     for (size_t s = 0; s < p->n_local; ++s)
         GF_TRY(wall_contacts(p, w, m, (size_t)order[s], margin, dt, lc, out));
     for (size_t h = 0; h < nh; ++h)
-        GF_TRY(candidate(p, m, lc->pa[lc->sorted[h]], lc->pb[lc->sorted[h]], margin, lc, out));
+        GF_TRY(candidate(p, m, lc->pa[lc->sorted[h]], lc->pb[lc->sorted[h]], margin, dt, lc, out));
     return GF_OK;
 }
 
@@ -616,7 +622,7 @@ gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, cons
     for (size_t a = 0; a < np && st == GF_OK; ++a)
         for (size_t b = a + 1; b < np && st == GF_OK; ++b)
             if (solved_here(p, a, b))
-                st = pair_contacts(p, m, a, b, margin, &scratch, out);
+                st = pair_contacts(p, m, a, b, margin, 0.0, &scratch, out);
     for (size_t i = 0; i < p->n_local && st == GF_OK; ++i)
         st = wall_contacts(p, w, m, i, margin, 0.0, &scratch, out);
     gf_linkcells_free(&scratch);

@@ -10,6 +10,7 @@
 #include "granflow/collide.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "collide_internal.h"
 #include "core/vec.h"
@@ -462,9 +463,9 @@ static int rim_low_after(const double u[3], const double n[3], const double turn
 }
 
 /* As the comment above pair_cylinder_plane; with `turn` (the cylinder's rotation over the step
- * relative to the plane) also the rim point that will be lowest at the step's end, where the
- * quarter-turn points are not in the manifold. A tilted cylinder rolling on its rim (a coin
- * wobbling down) brings a new rim point to the bottom every step: held at the present lowest
+ * relative to the plane) also the rim point that will be lowest at the step's end, in a free
+ * place of the manifold or instead of its highest point. A tilted cylinder rolling on its rim (a
+ * coin wobbling down) brings a new rim point to the bottom every step: held at the present lowest
  * point only, the rim between came down through the plane by (a dt)^2 / (2 r sin(tilt)), a the
  * rate at which the normal velocity grows along the rim (docs/physics.md, "Penetrations"). */
 static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
@@ -519,8 +520,7 @@ static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, co
         put_point(out + m++, n, sb, gap[i]);
     }
     double lower, dir[3];
-    if (turn && !keep[1] && m < GF_MANIFOLD_MAX && rim_low_after(u, n, turn, &lower, dir) &&
-        gf_dot(dir, w) < 1.0 - 1e-12) {
+    if (turn && m > 0 && rim_low_after(u, n, turn, &lower, dir) && gf_dot(dir, w) < 1.0 - 1e-12) {
         double r[3], rt[3], lin[3], sb[3];
         for (int k = 0; k < 3; ++k)
             r[k] = lower * half * u[k] + rad * dir[k];
@@ -536,10 +536,17 @@ static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, co
         turn_vector(turn, r, rt);
         gf_cross(turn, r, lin);
         double ge = g + gf_dot(rt, n) - gf_dot(r, n) - gf_dot(lin, n);
-        if (ge < margin && g - gap[0] > GF_RIM_RISE * rad) {
+        /* Its place: a free one, or that of the highest point after the lowest if it lies
+         * higher (a disc nearly flat, flipping over: its rim's far points are in the margin) */
+        int at = m;
+        for (int i = 1; m == GF_MANIFOLD_MAX && i < m; ++i)
+            if (out[i].gap > ge && (at == m || out[i].gap > out[at].gap))
+                at = i;
+        if (at < GF_MANIFOLD_MAX && ge < margin && g - gap[0] > GF_RIM_RISE * rad) {
             for (int k = 0; k < 3; ++k)
                 sb[k] = a->x[k] + r[k] - ge * n[k];
-            put_point(out + m++, n, sb, ge);
+            put_point(out + at, n, sb, ge);
+            m += at == m;
         }
     }
     *count = m;
@@ -918,23 +925,127 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
     return GF_OK;
 }
 
+/* Cos of the largest angle between a contact normal and a face normal for the face to count as
+ * the one touched (the manifold's feature angle, contact/manifold.c). */
+#define GF_FACE_COS 0.984807753012208
+
+/* The face of `other` that the normal n (pointing from other towards the cylinder) comes
+ * through, if it is flat: its outward normal nb, a point on it, and whether the point q lies on
+ * it (in its plane's coordinates). Returns 0 for a curved or unknown feature. */
+static int flat_face(const gf_body_pose *other, const double n[3], const double q[3], double nb[3],
+                     double on[3], int *inside) {
+    const gf_shape *sh = other->shape;
+    double e[3][3];
+    for (int k = 0; k < 3; ++k) {
+        double unit[3] = {0.0, 0.0, 0.0};
+        unit[k] = 1.0;
+        gf_quat_rotate(other->q, unit, e[k]);
+    }
+    if (sh->type == GF_SHAPE_PLANE) {
+        memcpy(nb, e[2], sizeof e[2]);
+        memcpy(on, other->x, sizeof on[0] * 3);
+        *inside = 1;
+        return 1;
+    }
+    double d[3] = {q[0] - other->x[0], q[1] - other->x[1], q[2] - other->x[2]};
+    if (sh->type == GF_SHAPE_BOX)
+        for (int k = 0; k < 3; ++k) {
+            double c = gf_dot(e[k], n);
+            if (fabs(c) < GF_FACE_COS)
+                continue;
+            double sg = c > 0.0 ? 1.0 : -1.0;
+            *inside = 1;
+            for (int j = 0; j < 3; ++j) {
+                nb[j] = sg * e[k][j];
+                on[j] = other->x[j] + sg * sh->dim[k] * e[k][j];
+                if (j != k && fabs(gf_dot(d, e[j])) > sh->dim[j])
+                    *inside = 0;
+            }
+            return 1;
+        }
+    if (sh->type == GF_SHAPE_CYLINDER) {
+        double c = gf_dot(e[2], n), sg = c > 0.0 ? 1.0 : -1.0;
+        if (fabs(c) < GF_FACE_COS)
+            return 0;
+        double along = gf_dot(d, e[2]), r2 = gf_dot(d, d) - along * along;
+        for (int j = 0; j < 3; ++j) {
+            nb[j] = sg * e[2][j];
+            on[j] = other->x[j] + sg * sh->dim[1] * e[2][j];
+        }
+        *inside = r2 <= sh->dim[0] * sh->dim[0];
+        return 1;
+    }
+    return 0;
+}
+
+/* For the cylinder cyl touching a flat face of `other` (n from other towards cyl), the rim point
+ * that the turn (cyl's relative to other) brings lowest against that face: appended to out as
+ * cylinder_plane gives it against the face's plane, with the normal flipped when cyl is the
+ * pair's b (flip). Only where the point lies on the face. */
+static void rim_on_face(const gf_body_pose *cyl, const gf_body_pose *other, const double n[3],
+                        const double turn[3], double margin, int flip, gf_contact_point *out,
+                        int *count) {
+    double nb[3], on[3];
+    int inside;
+    if (!flat_face(other, n, cyl->x, nb, on, &inside))
+        return;
+    gf_shape plane_shape = {GF_SHAPE_PLANE, -1, {0.0, 0.0, 0.0}};
+    gf_body_pose plane = {&plane_shape, NULL, {on[0], on[1], on[2]}, {1.0, 0.0, 0.0, 0.0}};
+    gf_quat_from_z(nb, plane.q);
+    gf_contact_point plain[GF_MANIFOLD_MAX], turned[GF_MANIFOLD_MAX];
+    int np = 0, nt = 0;
+    cylinder_plane(cyl, &plane, NULL, margin, plain, &np);
+    cylinder_plane(cyl, &plane, turn, margin, turned, &nt);
+    int at = 0; /* where the turn's point went: appended, or instead of another */
+    while (at < np && at < nt && memcmp(&plain[at], &turned[at], sizeof plain[at]) == 0)
+        ++at;
+    if (at >= nt)
+        return;
+    gf_contact_point o = turned[at];
+    double foot[3]; /* its point on the face */
+    for (int k = 0; k < 3; ++k)
+        foot[k] = o.p[k] - 0.5 * o.gap * o.n[k];
+    if (!flat_face(other, n, foot, nb, on, &inside) || !inside)
+        return;
+    if (flip)
+        for (int k = 0; k < 3; ++k)
+            o.n[k] = -o.n[k];
+    out[(*count)++] = o;
+}
+
 gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
                              double margin, gf_contact_point *out, int cap, int *count) {
-    if (a->shape->type != GF_SHAPE_CYLINDER || b->shape->type != GF_SHAPE_PLANE ||
-        !(gf_dot(turn, turn) > 0.0))
+    const int ta = a->shape->type, tb = b->shape->type;
+    if ((ta != GF_SHAPE_CYLINDER && tb != GF_SHAPE_CYLINDER) || !(gf_dot(turn, turn) > 0.0))
         return gf_collide(a, b, margin, out, cap, count);
-    *count = 0;
-    if (!(nonfinite_probe(a) + nonfinite_probe(b) + turn[0] * 0.0 + turn[1] * 0.0 + turn[2] * 0.0 ==
-          0.0) ||
-        isnan(margin))
-        return GF_ERROR(GF_ERR_NUMERIC,
-                        "contact between a cylinder at (%g, %g, %g) and a plane: non-finite "
-                        "position, orientation, turn or margin (%g)",
-                        a->x[0], a->x[1], a->x[2], margin);
-    if (cap < GF_MANIFOLD_MAX)
-        return GF_ERROR(GF_ERR_STATE, "contact buffer of %d points for a cylinder and a plane",
-                        cap);
-    return cylinder_plane(a, b, turn, margin, out, count);
+    if (!(turn[0] * 0.0 + turn[1] * 0.0 + turn[2] * 0.0 == 0.0))
+        return GF_ERROR(GF_ERR_NUMERIC, "contact of a %s and a %s: non-finite turn",
+                        gf_shape_name(ta), gf_shape_name(tb));
+    if (ta == GF_SHAPE_CYLINDER && tb == GF_SHAPE_PLANE) {
+        *count = 0;
+        if (!(nonfinite_probe(a) + nonfinite_probe(b) == 0.0) || isnan(margin))
+            return GF_ERROR(GF_ERR_NUMERIC,
+                            "contact between a cylinder at (%g, %g, %g) and a plane: non-finite "
+                            "position, orientation or margin (%g)",
+                            a->x[0], a->x[1], a->x[2], margin);
+        if (cap < GF_MANIFOLD_MAX)
+            return GF_ERROR(GF_ERR_STATE, "contact buffer of %d points for a cylinder and a plane",
+                            cap);
+        return cylinder_plane(a, b, turn, margin, out, count);
+    }
+    /* A cylinder on a flat face of a box or of another cylinder's cap, through the convex
+     * path: the manifold, then the rim point the turn brings lowest against that face. */
+    GF_TRY(gf_collide(a, b, margin, out, cap, count));
+    if (*count == 0 || *count >= GF_MANIFOLD_MAX || ta == GF_SHAPE_CLUMP || tb == GF_SHAPE_CLUMP)
+        return GF_OK;
+    const double *n = out[0].n, back[3] = {-turn[0], -turn[1], -turn[2]};
+    const double nr[3] = {-n[0], -n[1], -n[2]};
+    int before = *count;
+    if (ta == GF_SHAPE_CYLINDER)
+        rim_on_face(a, b, n, turn, margin, 0, out, count);
+    if (*count == before && tb == GF_SHAPE_CYLINDER)
+        rim_on_face(b, a, nr, back, margin, 1, out, count);
+    return GF_OK;
 }
 
 gf_status gf_collide_overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
