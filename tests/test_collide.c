@@ -117,6 +117,7 @@ static void dir_random(uint64_t *rng, double d[3]) {
 }
 
 static const double q_id[4] = {1.0, 0.0, 0.0, 0.0};
+static const double still[3] = {0.0, 0.0, 0.0}; /* no turn */
 
 /* ---- bodies --------------------------------------------------------------------------------- */
 
@@ -1057,7 +1058,7 @@ static void test_cylinder_plane_turning(void **state) {
         gf_contact_point plain[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
         int np = 0, n = 0;
         GF_ASSERT_OK(gf_collide(&cyl.p, &pl.p, 0.05, plain, GF_MANIFOLD_MAX, &np));
-        GF_ASSERT_OK(gf_collide_turning(&cyl.p, &pl.p, t, 0.05, pt, GF_MANIFOLD_MAX, &n));
+        GF_ASSERT_OK(gf_collide_turning(&cyl.p, &pl.p, t, still, 0.05, pt, GF_MANIFOLD_MAX, &n));
         assert_int_equal(np, 1); /* the lowest rim point only: the others are beyond 0.05 */
         /* a turn about the plane's normal keeps the lowest point the lowest: nothing added */
         const int added = c < 2;
@@ -1111,7 +1112,8 @@ static void test_cylinder_plane_turning(void **state) {
         gf_contact_point plain[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
         int np = 0, n = 0;
         GF_ASSERT_OK(gf_collide(&flat.p, &pl.p, 0.2, plain, GF_MANIFOLD_MAX, &np));
-        GF_ASSERT_OK(gf_collide_turning(&flat.p, &pl.p, turns[0], 0.2, pt, GF_MANIFOLD_MAX, &n));
+        GF_ASSERT_OK(
+            gf_collide_turning(&flat.p, &pl.p, turns[0], still, 0.2, pt, GF_MANIFOLD_MAX, &n));
         assert_int_equal(np, GF_MANIFOLD_MAX);
         assert_int_equal(n, GF_MANIFOLD_MAX);
         int top = 1, differ = 0, at = -1;
@@ -1134,12 +1136,11 @@ static void test_cylinder_plane_turning(void **state) {
     gf_contact_point a[GF_MANIFOLD_MAX], b[GF_MANIFOLD_MAX];
     int na = 0, nb = 0;
     GF_ASSERT_OK(gf_collide(&cyl.p, &pl.p, 0.05, a, GF_MANIFOLD_MAX, &na));
-    GF_ASSERT_OK(
-        gf_collide_turning(&cyl.p, &pl.p, (double[]){0, 0, 0}, 0.05, b, GF_MANIFOLD_MAX, &nb));
+    GF_ASSERT_OK(gf_collide_turning(&cyl.p, &pl.p, still, still, 0.05, b, GF_MANIFOLD_MAX, &nb));
     assert_int_equal(na, nb);
     assert_memory_equal(a, b, (size_t)na * sizeof a[0]);
     body_set(&sph, shape_of(GF_SHAPE_SPHERE, 0.3, 0, 0), NULL, (double[]){0, 0, 0.31}, q_id);
-    GF_ASSERT_OK(gf_collide_turning(&sph.p, &pl.p, turns[0], 0.05, b, GF_MANIFOLD_MAX, &nb));
+    GF_ASSERT_OK(gf_collide_turning(&sph.p, &pl.p, turns[0], still, 0.05, b, GF_MANIFOLD_MAX, &nb));
     assert_int_equal(nb, 1);
     GF_ASSERT_NEAR(b[0].gap, 0.01, 1e-15);
 }
@@ -1164,7 +1165,8 @@ static void test_cylinder_face_turning(void **state) {
              q_id);
     gf_contact_point want[GF_MANIFOLD_MAX], pt[GF_MANIFOLD_MAX];
     int nw = 0, n = 0;
-    GF_ASSERT_OK(gf_collide_turning(&disc.p, &plane.p, turn, 0.05, want, GF_MANIFOLD_MAX, &nw));
+    GF_ASSERT_OK(
+        gf_collide_turning(&disc.p, &plane.p, turn, still, 0.05, want, GF_MANIFOLD_MAX, &nw));
     assert_int_equal(nw, 2);
     const gf_contact_point *w = &want[nw - 1];
     const body *faces[2] = {&box, &drum};
@@ -1172,9 +1174,8 @@ static void test_cylinder_face_turning(void **state) {
         for (int swap = 0; swap < 2; ++swap) {
             const gf_body_pose *a = swap ? &faces[f]->p : &disc.p,
                                *b = swap ? &disc.p : &faces[f]->p;
-            const double back[3] = {-turn[0], -turn[1], -turn[2]};
-            GF_ASSERT_OK(
-                gf_collide_turning(a, b, swap ? back : turn, 0.05, pt, GF_MANIFOLD_MAX, &n));
+            GF_ASSERT_OK(gf_collide_turning(a, b, swap ? still : turn, swap ? turn : still, 0.05,
+                                            pt, GF_MANIFOLD_MAX, &n));
             assert_true(n >= 2);
             const gf_contact_point *q = &pt[n - 1];
             for (int d = 0; d < 3; ++d) {
@@ -1197,13 +1198,66 @@ static void test_cylinder_face_turning(void **state) {
                  f ? shape_of(GF_SHAPE_CYLINDER, 0.02, 0.25, 0)
                    : shape_of(GF_SHAPE_BOX, 0.02, 0.02, 0.25),
                  NULL, (double[]){low[0], low[1], top - 0.25}, q_id);
-        GF_ASSERT_OK(gf_collide_turning(&disc.p, &small.p, turn, 0.05, pt, GF_MANIFOLD_MAX, &n));
+        GF_ASSERT_OK(
+            gf_collide_turning(&disc.p, &small.p, turn, still, 0.05, pt, GF_MANIFOLD_MAX, &n));
         gf_contact_point plain[GF_MANIFOLD_MAX];
         int np = 0;
         GF_ASSERT_OK(gf_collide(&disc.p, &small.p, 0.05, plain, GF_MANIFOLD_MAX, &np));
         assert_true(np >= 1);
         assert_int_equal(n, np);
     }
+}
+
+/* A sphere in front of a box's face, the box spinning about its vertical axis: the box's
+ * point nearest the sphere at the step's end, where it is now, is added, its gap the end's gap
+ * plus the turn's linear part along the normal; brute force: the sphere's centre clamped to the
+ * box in the turned box's frame. The sphere as the pair's b gets the same point, its normal
+ * reversed; a turn of the sphere alone adds nothing. */
+static void test_sphere_box_turning(void **state) {
+    (void)state;
+    const double h[3] = {0.2, 0.1, 0.3}, r = 0.05, spin[3] = {0.0, 0.0, 0.08};
+    body box, ball;
+    body_set(&box, shape_of(GF_SHAPE_BOX, h[0], h[1], h[2]), NULL, (double[]){0, 0, 0}, q_id);
+    /* in front of the face x = h0, 3 mm off it: its nearest point slides along the face */
+    const double c[3] = {h[0] + r + 0.003, 0.05, 0.05};
+    body_set(&ball, shape_of(GF_SHAPE_SPHERE, r, 0, 0), NULL, c, q_id);
+    gf_contact_point pt[GF_MANIFOLD_MAX], plain[GF_MANIFOLD_MAX];
+    int n = 0, np = 0;
+    GF_ASSERT_OK(gf_collide(&ball.p, &box.p, 0.05, plain, GF_MANIFOLD_MAX, &np));
+    GF_ASSERT_OK(gf_collide_turning(&ball.p, &box.p, still, spin, 0.05, pt, GF_MANIFOLD_MAX, &n));
+    assert_int_equal(np, 1);
+    assert_int_equal(n, 2);
+    assert_memory_equal(&plain[0], &pt[0], sizeof pt[0]);
+    /* brute force: c in the frame of the box turned by spin (about z), clamped, turned back */
+    const double th = spin[2], cs = cos(th), sn = sin(th);
+    const double cl[3] = {cs * c[0] + sn * c[1], -sn * c[0] + cs * c[1], c[2]};
+    double q[3];
+    for (int k = 0; k < 3; ++k)
+        q[k] = fmin(fmax(cl[k], -h[k]), h[k]); /* the material point, in the box's own frame */
+    const double qe[3] = {cs * q[0] - sn * q[1], sn * q[0] + cs * q[1], q[2]}; /* at the end */
+    double d_end[3] = {c[0] - qe[0], c[1] - qe[1], c[2] - qe[2]};
+    double d_now[3] = {c[0] - q[0], c[1] - q[1], c[2] - q[2]}, nn[3], lin[3];
+    double g_end = len3(d_end) - r, l_now = len3(d_now);
+    for (int k = 0; k < 3; ++k)
+        nn[k] = d_now[k] / l_now;
+    cross3(spin, q, lin);
+    const double want_gap = g_end + dot3(nn, lin);
+    for (int k = 0; k < 3; ++k) {
+        GF_ASSERT_NEAR(pt[1].n[k], nn[k], 1e-12);
+        GF_ASSERT_NEAR(pt[1].p[k] - 0.5 * pt[1].gap * pt[1].n[k], q[k], 1e-12);
+    }
+    GF_ASSERT_NEAR(pt[1].gap, want_gap, 1e-12);
+    assert_true(l_now - r > pt[0].gap); /* a point farther now, nearest at the end */
+    /* the sphere as b: the same point, the normal from the sphere to the box */
+    GF_ASSERT_OK(gf_collide_turning(&box.p, &ball.p, spin, still, 0.05, pt, GF_MANIFOLD_MAX, &n));
+    assert_int_equal(n, 2);
+    for (int k = 0; k < 3; ++k) {
+        GF_ASSERT_NEAR(pt[1].n[k], -nn[k], 1e-12);
+        GF_ASSERT_NEAR(pt[1].gap, want_gap, 1e-12);
+    }
+    /* only the sphere turning: nothing added */
+    GF_ASSERT_OK(gf_collide_turning(&ball.p, &box.p, spin, still, 0.05, pt, GF_MANIFOLD_MAX, &n));
+    assert_int_equal(n, 1);
 }
 
 static void test_cylinder_plane(void **state) {
@@ -1682,6 +1736,7 @@ int main(void) {
         cmocka_unit_test(test_cylinder_plane),
         cmocka_unit_test(test_cylinder_plane_turning),
         cmocka_unit_test(test_cylinder_face_turning),
+        cmocka_unit_test(test_sphere_box_turning),
         cmocka_unit_test(test_clump_plane),
         cmocka_unit_test(test_capacity_and_errors),
         cmocka_unit_test(test_random_closed_forms),

@@ -43,15 +43,17 @@ int gf_collide_capacity(const gf_body_pose *a, const gf_body_pose *b);
 gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin,
                      gf_contact_point *out, int cap, int *count);
 
-/* gf_collide for a body a that turns by `turn` (a rotation vector: the axis times the angle, in
- * the world frame, relative to b) over the step the contacts are for. Where the surface point of
- * a body lowest against the other moves along a curved edge as it turns, the manifold also holds
- * the point that will be lowest at the step's end, where it is now, its gap the height it would
- * reach less the turn's linear part: today a cylinder's rim against a plane, a box's face or a
- * cylinder's cap (a rim rolling or wobbling on a flat face; either body of the pair may be the
- * cylinder). Other pairs are gf_collide's. */
-gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
-                             double margin, gf_contact_point *out, int cap, int *count);
+/* gf_collide for bodies that turn over the step the contacts are for, a by turn_a and b by
+ * turn_b (rotation vectors: the axis times the angle, in the world frame, about each body's
+ * centre). Where the point of a body nearest the other moves along its surface as the bodies
+ * turn, the manifold also holds the point that will be nearest at the step's end, where it is
+ * now, its gap the one it would reach less the turn's linear part: a cylinder's rim against a
+ * plane, a box's face or a cylinder's cap (a rim rolling or wobbling on a flat face; either body
+ * may be the cylinder), and a sphere against a turning box, cylinder or capsule (an edge
+ * sweeping past it). Other pairs are gf_collide's. */
+gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn_a[3],
+                             const double turn_b[3], double margin, gf_contact_point *out, int cap,
+                             int *count);
 
 /* A contact point with a mesh and its key: the surface feature it comes through (a face t, an
  * edge nt + e, a vertex nt + ne + v, as gf_trimesh_hit.key) times GF_MANIFOLD_MAX plus its

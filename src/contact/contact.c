@@ -208,13 +208,14 @@ static gf_status points_reserve(gf_linkcells *lc, int need) {
 
 /* Pushes the manifold of body a (particle i1) against body b (particle or geometry i2). */
 static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
-                              int32_t i1, int32_t i2, const double *c2, const double *turn,
-                              double margin, const gf_contact_law *law, gf_linkcells *lc,
-                              gf_contacts *out) {
+                              int32_t i1, int32_t i2, const double *c2, const double *turn_a,
+                              const double *turn_b, double margin, const gf_contact_law *law,
+                              gf_linkcells *lc, gf_contacts *out) {
     GF_TRY(points_reserve(lc, gf_collide_capacity(a, b)));
     int count = 0;
-    gf_status st = turn ? gf_collide_turning(a, b, turn, margin, lc->points, lc->cappoints, &count)
-                        : gf_collide(a, b, margin, lc->points, lc->cappoints, &count);
+    gf_status st =
+        turn_a ? gf_collide_turning(a, b, turn_a, turn_b, margin, lc->points, lc->cappoints, &count)
+               : gf_collide(a, b, margin, lc->points, lc->cappoints, &count);
     if (st != GF_OK)
         return gf_error_context(st, "contact of particle %lld with %s %lld", (long long)p->id[i1],
                                 i2 >= 0 ? "particle" : "geometry body",
@@ -227,7 +228,7 @@ static gf_status collide_push(const gf_particles *p, const gf_body_pose *a, cons
 }
 
 /* A pair with at least one body that is not a sphere: the bounding spheres first. Over a step of
- * dt (0: none) a turns against b by dt times their difference of angular velocities. */
+ * dt (0: none) each turns by dt times its angular velocity. */
 static gf_status pair_general(const gf_particles *p, const gf_materials *m, size_t a, size_t b,
                               double margin, double dt, gf_linkcells *lc, gf_contacts *out) {
     double d[3] = {p->x[0][a] - p->x[0][b], p->x[1][a] - p->x[1][b], p->x[2][a] - p->x[2][b]};
@@ -239,9 +240,9 @@ static gf_status pair_general(const gf_particles *p, const gf_materials *m, size
     gf_particles_pose(p, a, &sa, &pa);
     gf_particles_pose(p, b, &sb, &pb);
     gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
-    const double turn[3] = {dt * (p->w[0][a] - p->w[0][b]), dt * (p->w[1][a] - p->w[1][b]),
-                            dt * (p->w[2][a] - p->w[2][b])};
-    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, dt > 0.0 ? turn : NULL, margin,
+    const double ta[3] = {dt * p->w[0][a], dt * p->w[1][a], dt * p->w[2][a]};
+    const double tb[3] = {dt * p->w[0][b], dt * p->w[1][b], dt * p->w[2][b]};
+    return collide_push(p, &pa, &pb, (int32_t)a, (int32_t)b, pb.x, dt > 0.0 ? ta : NULL, tb, margin,
                         &law, lc, out);
 }
 
@@ -253,9 +254,9 @@ static gf_status geometry_push(const gf_particles *p, const gf_body_pose *pa, co
     gf_shape shape;
     gf_body_pose pb = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
     gf_walls_body(w, body, &shape, pb.x, pb.q);
-    const double turn[3] = {dt * p->w[0][i], dt * p->w[1][i], dt * p->w[2][i]};
-    return collide_push(p, pa, &pb, (int32_t)i, -1 - body, NULL, dt > 0.0 ? turn : NULL, margin,
-                        law, lc, out);
+    const double turn[3] = {dt * p->w[0][i], dt * p->w[1][i], dt * p->w[2][i]}, still[3] = {0};
+    return collide_push(p, pa, &pb, (int32_t)i, -1 - body, NULL, dt > 0.0 ? turn : NULL, still,
+                        margin, law, lc, out);
 }
 
 /* A body that is not a sphere against the walls (planes) and the obstacles (a box, a cylinder),

@@ -1013,10 +1013,56 @@ static void rim_on_face(const gf_body_pose *cyl, const gf_body_pose *other, cons
     out[(*count)++] = o;
 }
 
-gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn[3],
-                             double margin, gf_contact_point *out, int cap, int *count) {
+/* The sphere (centre c, radius r) against the body b that turns by tb about its centre over the
+ * step: the material point of b that will be nearest the sphere at the step's end, where it is
+ * now, with its gap as for the rim in cylinder_plane (the height at the step's end less the
+ * turn's linear part); appended to out when it lies more than 1e-4 sphere radii farther than
+ * the nearest point now (g0), with the normal pointing to the sphere (reversed: flip). */
+static void sphere_turned(const double c[3], double r, const gf_body_pose *b, const double tb[3],
+                          double g0, double margin, int flip, gf_contact_point *out, int *count) {
+    const int tp = b->shape->type;
+    if (tp != GF_SHAPE_BOX && tp != GF_SHAPE_CYLINDER && tp != GF_SHAPE_CAPSULE)
+        return;
+    gf_body_pose bt = *b;
+    double th = gf_norm(tb), half = 0.5 * th, s = th > 0.0 ? sin(half) / th : 0.0;
+    const double dq[4] = {cos(half), s * tb[0], s * tb[1], s * tb[2]};
+    gf_quat_mul(dq, b->q, bt.q);
+    gf_contact_point end;
+    if (sphere_body(c, r, &bt, margin + r, &end) != 1)
+        return;
+    double qe[3], rb[3], back[3] = {-tb[0], -tb[1], -tb[2]}, rn[3];
+    for (int k = 0; k < 3; ++k)
+        qe[k] = end.p[k] - 0.5 * end.gap * end.n[k] - b->x[k]; /* b's point at the end */
+    turn_vector(back, qe, rb);                                 /* ... where it is now */
+    double d[3] = {c[0] - b->x[0] - rb[0], c[1] - b->x[1] - rb[1], c[2] - b->x[2] - rb[2]};
+    double dl = gf_norm(d);
+    if (!(dl > 0.0))
+        return;
+    double n[3] = {d[0] / dl, d[1] / dl, d[2] / dl}, lin[3];
+    double g = dl - r;
+    if (!(g - g0 > GF_RIM_RISE * r))
+        return;
+    gf_cross(tb, rb, lin);
+    double ge = end.gap + gf_dot(n, lin);
+    if (!(ge < margin))
+        return;
+    gf_contact_point *o = &out[(*count)++];
+    for (int k = 0; k < 3; ++k) {
+        rn[k] = b->x[k] + rb[k] + 0.5 * ge * n[k]; /* b's point, then half the gap on */
+        o->n[k] = flip ? -n[k] : n[k];
+        o->p[k] = rn[k];
+    }
+    o->gap = ge;
+}
+
+gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn_a[3],
+                             const double turn_b[3], double margin, gf_contact_point *out, int cap,
+                             int *count) {
     const int ta = a->shape->type, tb = b->shape->type;
-    if ((ta != GF_SHAPE_CYLINDER && tb != GF_SHAPE_CYLINDER) || !(gf_dot(turn, turn) > 0.0))
+    const double turn[3] = {turn_a[0] - turn_b[0], turn_a[1] - turn_b[1], turn_a[2] - turn_b[2]};
+    const int sphere_pair = (ta == GF_SHAPE_SPHERE) != (tb == GF_SHAPE_SPHERE);
+    if ((ta != GF_SHAPE_CYLINDER && tb != GF_SHAPE_CYLINDER && !sphere_pair) ||
+        !(gf_dot(turn_a, turn_a) + gf_dot(turn_b, turn_b) > 0.0))
         return gf_collide(a, b, margin, out, cap, count);
     if (!(turn[0] * 0.0 + turn[1] * 0.0 + turn[2] * 0.0 == 0.0))
         return GF_ERROR(GF_ERR_NUMERIC, "contact of a %s and a %s: non-finite turn",
@@ -1033,11 +1079,20 @@ gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const
                             cap);
         return cylinder_plane(a, b, turn, margin, out, count);
     }
-    /* A cylinder on a flat face of a box or of another cylinder's cap, through the convex
-     * path: the manifold, then the rim point the turn brings lowest against that face. */
     GF_TRY(gf_collide(a, b, margin, out, cap, count));
     if (*count == 0 || *count >= GF_MANIFOLD_MAX || ta == GF_SHAPE_CLUMP || tb == GF_SHAPE_CLUMP)
         return GF_OK;
+    /* A sphere against a turning box, cylinder or capsule: the point of the other body that
+     * its own turn brings nearest (a sphere's turn moves no point of its surface nearer). */
+    if (sphere_pair) {
+        if (ta == GF_SHAPE_SPHERE)
+            sphere_turned(a->x, a->shape->dim[0], b, turn_b, out[0].gap, margin, 0, out, count);
+        else
+            sphere_turned(b->x, b->shape->dim[0], a, turn_a, out[0].gap, margin, 1, out, count);
+        return GF_OK;
+    }
+    /* A cylinder on a flat face of a box or of another cylinder's cap, through the convex
+     * path: the manifold, then the rim point the turn brings lowest against that face. */
     const double *n = out[0].n, back[3] = {-turn[0], -turn[1], -turn[2]};
     const double nr[3] = {-n[0], -n[1], -n[2]};
     int before = *count;
