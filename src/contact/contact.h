@@ -92,9 +92,10 @@ void gf_contacts_clear(gf_contacts *c);
  * closed forms; any other shape the manifold of gf_collide (several points per pair). */
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                             double margin, gf_linkcells *lc, gf_contacts *out);
-/* The same for a step of dt: a cylinder turning on a wall or on a flat face of a particle also
- * gets the point that its turn brings lowest by the step's end (gf_collide_turning; the angular
- * velocities now taken for the step's). */
+/* The same for a step of dt: a cylinder turning on a wall or on a flat face of a particle, and a
+ * sphere beside a turning box, cylinder or capsule, also get the point that the turn brings
+ * nearest by the step's end (gf_collide_turning; the angular velocities now taken for the
+ * step's). */
 gf_status gf_contact_detect_step(const gf_particles *p, const gf_walls *w, const gf_materials *m,
                                  double margin, double dt, gf_linkcells *lc, gf_contacts *out);
 
