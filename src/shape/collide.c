@@ -462,6 +462,46 @@ static int rim_low_after(const double u[3], const double n[3], const double turn
     return 1;
 }
 
+/* The rim point of the cylinder a that `turn` brings lowest against the plane {p : p.n = offset}
+ * (n towards a), where it is now, with its gap: its height at the step's end less the turn's
+ * linear part. The solve moves the point along its velocity, a straight line, while the turn
+ * carries it along an arc, which for a rim rolling on the plane rises from it by as much as the
+ * line falls below (the line alone braked a cylinder rolling on its side). Returns 0 where it is
+ * the lowest point already, lies beyond the margin, or rises less than 1e-4 radii above the
+ * lowest (a near-copy of its constraint: a cylinder at rest or rolling slowly; near-copies made
+ * Gauss-Seidel cycle; the sinking it would prevent is at most that rise). */
+static int rim_turn_point(const gf_body_pose *a, const double n[3], double offset,
+                          const double turn[3], double margin, gf_contact_point *o) {
+    double u[3];
+    quat_axis_z(a->q, u);
+    const double rad = a->shape->dim[0], half = a->shape->dim[1], cu = gf_dot(u, n);
+    double w[3] = {-(n[0] - cu * u[0]), -(n[1] - cu * u[1]), -(n[2] - cu * u[2])};
+    const double wl = gf_norm(w);
+    if (!(wl > 1e-12))
+        gf_orthonormal(u, w);
+    else
+        for (int k = 0; k < 3; ++k)
+            w[k] /= wl;
+    /* the lowest rim point now */
+    const double low = gf_dot(a->x, n) - offset - half * fabs(cu) - rad * (wl > 1e-12 ? wl : 0.0);
+    double lower, dir[3];
+    if (!rim_low_after(u, n, turn, &lower, dir) || !(gf_dot(dir, w) < 1.0 - 1e-12))
+        return 0;
+    double r[3], rt[3], lin[3], sb[3];
+    for (int k = 0; k < 3; ++k)
+        r[k] = lower * half * u[k] + rad * dir[k];
+    const double g = gf_dot(r, n) + gf_dot(a->x, n) - offset;
+    turn_vector(turn, r, rt);
+    gf_cross(turn, r, lin);
+    const double ge = g + gf_dot(rt, n) - gf_dot(r, n) - gf_dot(lin, n);
+    if (!(ge < margin && g - low > GF_RIM_RISE * rad))
+        return 0;
+    for (int k = 0; k < 3; ++k)
+        sb[k] = a->x[k] + r[k] - ge * n[k];
+    put_point(o, n, sb, ge);
+    return 1;
+}
+
 /* As the comment above pair_cylinder_plane; with `turn` (the cylinder's rotation over the step
  * relative to the plane) also the rim point that will be lowest at the step's end, in a free
  * place of the manifold or instead of its highest point. A tilted cylinder rolling on its rim (a
@@ -519,33 +559,16 @@ static gf_status cylinder_plane(const gf_body_pose *a, const gf_body_pose *b, co
                     rad * (cand[i][1] * w[k] + cand[i][2] * v[k]) - gap[i] * n[k];
         put_point(out + m++, n, sb, gap[i]);
     }
-    double lower, dir[3];
-    if (turn && m > 0 && rim_low_after(u, n, turn, &lower, dir) && gf_dot(dir, w) < 1.0 - 1e-12) {
-        double r[3], rt[3], lin[3], sb[3];
-        for (int k = 0; k < 3; ++k)
-            r[k] = lower * half * u[k] + rad * dir[k];
-        /* A point that rises less than 1e-4 radii above the lowest would copy its constraint
-         * (a cylinder at rest or rolling slowly; the near-copies made Gauss-Seidel cycle); the
-         * sinking it would prevent is at most that rise. */
-        double g = gf_dot(r, n) + gf_dot(a->x, n) - gf_dot(b->x, n);
-        /* Its gap holds the turn's curvature: the solve moves the point along its velocity, a
-         * straight line, while the turn carries it along an arc, which for a rim rolling on
-         * the plane rises from it by as much as the line falls below. Its gap is therefore its
-         * height at the step's end less the turn's linear part, so that a rim rolling on the
-         * plane is not held back (the line alone braked a cylinder rolling on its side). */
-        turn_vector(turn, r, rt);
-        gf_cross(turn, r, lin);
-        double ge = g + gf_dot(rt, n) - gf_dot(r, n) - gf_dot(lin, n);
+    gf_contact_point o;
+    if (turn && m > 0 && rim_turn_point(a, n, gf_dot(b->x, n), turn, margin, &o)) {
         /* Its place: a free one, or that of the highest point after the lowest if it lies
          * higher (a disc nearly flat, flipping over: its rim's far points are in the margin) */
         int at = m;
         for (int i = 1; m == GF_MANIFOLD_MAX && i < m; ++i)
-            if (out[i].gap > ge && (at == m || out[i].gap > out[at].gap))
+            if (out[i].gap > o.gap && (at == m || out[i].gap > out[at].gap))
                 at = i;
-        if (at < GF_MANIFOLD_MAX && ge < margin && g - gap[0] > GF_RIM_RISE * rad) {
-            for (int k = 0; k < 3; ++k)
-                sb[k] = a->x[k] + r[k] - ge * n[k];
-            put_point(out + at, n, sb, ge);
+        if (at < GF_MANIFOLD_MAX) {
+            out[at] = o;
             m += at == m;
         }
     }
@@ -989,19 +1012,9 @@ static void rim_on_face(const gf_body_pose *cyl, const gf_body_pose *other, cons
     int inside;
     if (!flat_face(other, n, cyl->x, nb, on, &inside))
         return;
-    gf_shape plane_shape = {GF_SHAPE_PLANE, -1, {0.0, 0.0, 0.0}};
-    gf_body_pose plane = {&plane_shape, NULL, {on[0], on[1], on[2]}, {1.0, 0.0, 0.0, 0.0}};
-    gf_quat_from_z(nb, plane.q);
-    gf_contact_point plain[GF_MANIFOLD_MAX], turned[GF_MANIFOLD_MAX];
-    int np = 0, nt = 0;
-    cylinder_plane(cyl, &plane, NULL, margin, plain, &np);
-    cylinder_plane(cyl, &plane, turn, margin, turned, &nt);
-    int at = 0; /* where the turn's point went: appended, or instead of another */
-    while (at < np && at < nt && memcmp(&plain[at], &turned[at], sizeof plain[at]) == 0)
-        ++at;
-    if (at >= nt)
+    gf_contact_point o;
+    if (!rim_turn_point(cyl, nb, gf_dot(on, nb), turn, margin, &o))
         return;
-    gf_contact_point o = turned[at];
     double foot[3]; /* its point on the face */
     for (int k = 0; k < 3; ++k)
         foot[k] = o.p[k] - 0.5 * o.gap * o.n[k];
