@@ -1068,14 +1068,100 @@ static void sphere_turned(const double c[3], double r, const gf_body_pose *b, co
     o->gap = ge;
 }
 
+/* p's pose turned by the rotation vector t about its centre. */
+static void turned_pose(const gf_body_pose *p, const double t[3], gf_body_pose *out) {
+    *out = *p;
+    double th = gf_norm(t), half = 0.5 * th, sn = th > 0.0 ? sin(half) / th : 0.0;
+    const double dq[4] = {cos(half), sn * t[0], sn * t[1], sn * t[2]};
+    gf_quat_mul(dq, p->q, out->q);
+}
+
+/* The size of a body for the rise test below (0 for a plane: it has none). */
+static inline double body_size(const gf_body_pose *p) {
+    return p->shape->type == GF_SHAPE_PLANE ? 0.0 : gf_shape_bounding_radius(p->shape, p->clumps);
+}
+
+/* Any pair turning over the step, a by ta and b by tb about their centres: the points of the
+ * pair in the turned poses, each mapped back to where its two material points are now, its gap
+ * the one it reaches less the turns' linear part (as for the rim in cylinder_plane and the
+ * sphere in sphere_turned, which this generalises: an edge sliding along an edge, a curved side,
+ * the member of a turning clump). A point is added where the manifold has none near it (by its
+ * point on a) or where it lies more than GF_RIM_RISE of the smaller body above the nearest one
+ * (the turn brings another material point nearest), while the buffer has room: a full manifold
+ * keeps its points (giving up the highest one let a box spinning on a box lose a support: the
+ * hopper pour with boxes sank 2.8 % deep with it, 0.35 % without). Skipped where the turns'
+ * second-order displacement R theta^2 stays below that rise: a body turning slowly keeps its
+ * nearest points. */
+static gf_status turned_points(const gf_body_pose *a, const gf_body_pose *b, const double ta[3],
+                               const double tb[3], double margin, gf_contact_point *out, int cap,
+                               int *count) {
+    const double ra = body_size(a), rb = body_size(b);
+    const double rmin = ra > 0.0 && rb > 0.0 ? fmin(ra, rb) : fmax(ra, rb);
+    const double rise = GF_RIM_RISE * rmin;
+    if (!(ra * gf_dot(ta, ta) + rb * gf_dot(tb, tb) > rise))
+        return GF_OK;
+    gf_body_pose at, bt;
+    turned_pose(a, ta, &at);
+    turned_pose(b, tb, &bt);
+    gf_contact_point end[GF_CLUMP_MAX_MEMBERS * GF_CLUMP_MAX_MEMBERS];
+    int ne = 0;
+    const int now = *count;
+    GF_TRY(gf_collide(&at, &bt, margin, end, gf_collide_capacity(a, b), &ne));
+    const double back_a[3] = {-ta[0], -ta[1], -ta[2]}, back_b[3] = {-tb[0], -tb[1], -tb[2]};
+    for (int e = 0; e < ne; ++e) {
+        const double *n = end[e].n;
+        double qa[3], qb[3], ua[3], ub[3], la[3], lb[3];
+        for (int k = 0; k < 3; ++k) { /* the material points at the step's end */
+            qa[k] = end[e].p[k] + 0.5 * end[e].gap * n[k] - a->x[k];
+            qb[k] = end[e].p[k] - 0.5 * end[e].gap * n[k] - b->x[k];
+        }
+        turn_vector(back_a, qa, ua); /* ... where they are now */
+        turn_vector(back_b, qb, ub);
+        gf_cross(ta, ua, la);
+        gf_cross(tb, ub, lb);
+        double ge = end[e].gap - (gf_dot(n, la) - gf_dot(n, lb)), gnow = 0.0;
+        for (int k = 0; k < 3; ++k)
+            gnow += n[k] * (a->x[k] + ua[k] - b->x[k] - ub[k]);
+        if (!(ge < margin))
+            continue;
+        int near = -1;
+        double dnear = INFINITY;
+        for (int i = 0; i < now; ++i) {
+            double d2 = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                double dk = out[i].p[k] + 0.5 * out[i].gap * out[i].n[k] - a->x[k] - ua[k];
+                d2 += dk * dk;
+            }
+            if (d2 < dnear) {
+                dnear = d2;
+                near = i;
+            }
+        }
+        if (near >= 0 && !(gnow - out[near].gap > rise))
+            continue;
+        if (*count >= cap)
+            break;
+        int to = (*count)++;
+        /* The point the solver's lever arms start from: on the turning body's material point
+         * (its velocity there is the one that closes the gap), between the two when both turn. */
+        const double wa = gf_dot(ta, ta) > 0.0 ? (gf_dot(tb, tb) > 0.0 ? 0.5 : 1.0) : 0.0;
+        for (int k = 0; k < 3; ++k) {
+            out[to].n[k] = n[k];
+            out[to].p[k] = wa * (a->x[k] + ua[k] - 0.5 * ge * n[k]) +
+                           (1.0 - wa) * (b->x[k] + ub[k] + 0.5 * ge * n[k]);
+        }
+        out[to].gap = ge;
+    }
+    return GF_OK;
+}
+
 gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn_a[3],
                              const double turn_b[3], double margin, gf_contact_point *out, int cap,
                              int *count) {
     const int ta = a->shape->type, tb = b->shape->type;
     const double turn[3] = {turn_a[0] - turn_b[0], turn_a[1] - turn_b[1], turn_a[2] - turn_b[2]};
     const int sphere_pair = (ta == GF_SHAPE_SPHERE) != (tb == GF_SHAPE_SPHERE);
-    if ((ta != GF_SHAPE_CYLINDER && tb != GF_SHAPE_CYLINDER && !sphere_pair) ||
-        !(gf_dot(turn_a, turn_a) + gf_dot(turn_b, turn_b) > 0.0))
+    if (!(gf_dot(turn_a, turn_a) + gf_dot(turn_b, turn_b) > 0.0))
         return gf_collide(a, b, margin, out, cap, count);
     if (!(turn[0] * 0.0 + turn[1] * 0.0 + turn[2] * 0.0 == 0.0))
         return GF_ERROR(GF_ERR_NUMERIC, "contact of a %s and a %s: non-finite turn",
@@ -1093,11 +1179,14 @@ gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const
         return cylinder_plane(a, b, turn, margin, out, count);
     }
     GF_TRY(gf_collide(a, b, margin, out, cap, count));
-    if (*count == 0 || *count >= GF_MANIFOLD_MAX || ta == GF_SHAPE_CLUMP || tb == GF_SHAPE_CLUMP)
-        return GF_OK;
+    if (ta == GF_SHAPE_CLUMP || tb == GF_SHAPE_CLUMP ||
+        (!sphere_pair && ta != GF_SHAPE_CYLINDER && tb != GF_SHAPE_CYLINDER))
+        return turned_points(a, b, turn_a, turn_b, margin, out, cap, count);
     /* A sphere against a turning box, cylinder or capsule: the point of the other body that
      * its own turn brings nearest (a sphere's turn moves no point of its surface nearer). */
     if (sphere_pair) {
+        if (*count == 0 || *count >= GF_MANIFOLD_MAX)
+            return GF_OK;
         if (ta == GF_SHAPE_SPHERE)
             sphere_turned(a->x, a->shape->dim[0], b, turn_b, out[0].gap, margin, 0, out, count);
         else
@@ -1105,15 +1194,20 @@ gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const
         return GF_OK;
     }
     /* A cylinder on a flat face of a box or of another cylinder's cap, through the convex
-     * path: the manifold, then the rim point the turn brings lowest against that face. */
-    const double *n = out[0].n, back[3] = {-turn[0], -turn[1], -turn[2]};
-    const double nr[3] = {-n[0], -n[1], -n[2]};
-    int before = *count;
-    if (ta == GF_SHAPE_CYLINDER)
-        rim_on_face(a, b, n, turn, margin, 0, out, count);
-    if (*count == before && tb == GF_SHAPE_CYLINDER)
-        rim_on_face(b, a, nr, back, margin, 1, out, count);
-    return GF_OK;
+     * path: the manifold, then the rim point the turn brings lowest against that face; any
+     * other cylinder pair (a side against a side or an edge) as every other pair. */
+    if (*count > 0 && *count < GF_MANIFOLD_MAX) {
+        const double *n = out[0].n, back[3] = {-turn[0], -turn[1], -turn[2]};
+        const double nr[3] = {-n[0], -n[1], -n[2]};
+        int before = *count;
+        if (ta == GF_SHAPE_CYLINDER)
+            rim_on_face(a, b, n, turn, margin, 0, out, count);
+        if (*count == before && tb == GF_SHAPE_CYLINDER)
+            rim_on_face(b, a, nr, back, margin, 1, out, count);
+        if (*count > before)
+            return GF_OK;
+    }
+    return turned_points(a, b, turn_a, turn_b, margin, out, cap, count);
 }
 
 gf_status gf_collide_overlap(const gf_body_pose *a, const gf_body_pose *b, double *depth) {
