@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "contact/contact.h"
+#include "core/vec.h"
 #include "geometry/geometry.h"
 #include "granflow/trimesh.h"
 #include "test_util.h"
@@ -690,6 +691,87 @@ static void test_pair_list_new_particle(void **state) {
     gf_particles_free(&p);
 }
 
+/* A capsule tilted over the floor, its lower end resting on it and its upper end 0.4 mm up
+ * (beyond the step's margin), is set spinning within the step (as an impact would) so that its
+ * upper end comes down through the floor by the step's end. Detection before the spin holds the
+ * lower end only; gf_contact_recheck with the spin adds the upper end: its point is the
+ * capsule's material point that ends lowest, where it is now, its gap the end's less the turn's
+ * linear part (closed form from the turned axis), and nothing once that point is held. A spin
+ * that lifts the upper end adds nothing. */
+static void test_recheck_turning(void **state) {
+    (void)state;
+    gf_materials m;
+    gf_materials_init(&m);
+    int steel;
+    GF_ASSERT_OK(gf_materials_add(&m, "steel", 7800, 0.3, &steel));
+    gf_walls w;
+    gf_walls_init(&w);
+    const double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+    GF_ASSERT_OK(gf_walls_add(&w, p0, nz, NULL, 0));
+    const double r = 0.002, half = 0.01, tilt = 0.02, dt = 1e-3, margin = 1e-4;
+    const gf_shape cap = gf_shape_capsule(r, half);
+    /* the axis (cos tilt, 0, sin tilt), the lower end at (x - half axis) resting on the floor */
+    const double ax[3] = {cos(tilt), 0.0, sin(tilt)};
+    const double x[3] = {0.0, 0.0, r + half * ax[2]};
+    gf_particle rec;
+    gf_particle_make(&rec, 1, x, &cap, NULL, 7800, steel);
+    const double half_tilt = 0.5 * (M_PI / 2 - tilt); /* the body z axis onto ax: about y */
+    rec.q[0] = cos(half_tilt);
+    rec.q[1] = 0.0;
+    rec.q[2] = sin(half_tilt);
+    rec.q[3] = 0.0;
+    gf_particles p;
+    gf_particles_init(&p);
+    GF_ASSERT_OK(gf_particles_add(&p, &rec));
+    gf_body_pose pose;
+    gf_shape sh = gf_particles_shape(&p, 0);
+    gf_particles_pose(&p, 0, &sh, &pose);
+    double axis[3];
+    gf_quat_rotate(pose.q, (double[]){0, 0, 1}, axis);
+    for (int k = 0; k < 3; ++k)
+        GF_ASSERT_NEAR(axis[k], ax[k], 1e-12);
+    gf_contacts c;
+    gf_contacts_init(&c);
+    gf_linkcells lc;
+    gf_linkcells_init(&lc);
+    GF_ASSERT_OK(gf_contact_detect_step(&p, &w, &m, margin, dt, &lc, &c));
+    assert_int_equal(c.count, 1); /* the lower end */
+    GF_ASSERT_NEAR(c.gap[0], 0.0, 1e-15);
+    /* the solve spun it about y so that the upper end comes down 0.6 mm within the step */
+    const double wy = 6e-4 / (half * dt);
+    size_t added = 0;
+    p.w[1][0] = -wy; /* lifts the upper end */
+    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    assert_int_equal(added, 0);
+    p.w[1][0] = wy;
+    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    assert_int_equal(added, 1);
+    assert_int_equal(c.count, 2);
+    assert_true(c.point[1] >= GF_CONTACT_RECHECK_POINT);
+    /* closed form: the upper end's centre turned by theta = wy dt about y (from x) */
+    const double th = wy * dt, up[3] = {half * ax[0], 0.0, half * ax[2]};
+    const double ue[3] = {cos(th) * up[0] + sin(th) * up[2], 0.0,
+                          -sin(th) * up[0] + cos(th) * up[2]};
+    const double g_end = x[2] + ue[2] - r;
+    assert_true(g_end < -1e-4);
+    /* the material point r below the upper end's centre at the end, turned back */
+    const double me[3] = {ue[0], 0.0, ue[2] - r};
+    const double mn[3] = {cos(th) * me[0] - sin(th) * me[2], 0.0,
+                          sin(th) * me[0] + cos(th) * me[2]};
+    const double lin_z = -(th * mn[0]); /* (0, th, 0) x mn, its z */
+    GF_ASSERT_NEAR(c.gap[1], g_end - lin_z, 1e-12);
+    GF_ASSERT_NEAR(c.n[2][1], 1.0, 1e-12);
+    /* on the capsule's material point (it turns, the floor does not) */
+    GF_ASSERT_NEAR(c.r1[0][1], mn[0], 1e-12);
+    GF_ASSERT_NEAR(c.r1[2][1] + 0.5 * c.gap[1], mn[2], 1e-12);
+    /* held now: nothing more */
+    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    assert_int_equal(added, 0);
+    gf_contacts_free(&c);
+    gf_linkcells_free(&lc);
+    gf_particles_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spatial_sort),           cmocka_unit_test(test_speculation_partition),
@@ -697,6 +779,7 @@ int main(void) {
         cmocka_unit_test(test_nonfinite_position),     cmocka_unit_test(test_frame_every_direction),
         cmocka_unit_test(test_pair_list_reuse),        cmocka_unit_test(test_pair_list_head_on),
         cmocka_unit_test(test_pair_list_new_particle), cmocka_unit_test(test_contacts_follow_space),
+        cmocka_unit_test(test_recheck_turning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -555,6 +555,100 @@ gf_status gf_contact_promote(const gf_particles *p, const gf_walls *w, const gf_
     return st;
 }
 
+/* The least depth, in the smaller body's size, at which gf_contact_recheck adds a point, and
+ * the distance from the pair's contacts, in the same units, beyond which it counts as new. */
+#define GF_RECHECK_DEPTH 1e-4
+#define GF_RECHECK_APART 0.05
+
+/* A pair's contacts, found by binary search in an index sorted by the pair. */
+typedef struct {
+    uint64_t key;
+    int32_t j;
+} pair_entry;
+
+static inline uint64_t pair_key(int32_t a, int32_t b) {
+    return ((uint64_t)(uint32_t)a << 32) | (uint64_t)(uint32_t)b;
+}
+
+static int pair_entry_cmp(const void *x, const void *y) {
+    const pair_entry *u = x, *v = y;
+    return u->key < v->key ? -1 : u->key > v->key ? 1 : (u->j > v->j) - (u->j < v->j);
+}
+
+/* Body a (particle i1) against body b (particle i2, or geometry body -1 - i2 at velocity vg):
+ * gf_contact_recheck's test of one pair, its contacts found in idx[0 .. n). */
+static gf_status recheck_pair(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
+                              int32_t i1, int32_t i2, const double vg[3], double margin, double dt,
+                              const gf_contact_law *law, const pair_entry *idx, size_t n,
+                              gf_linkcells *lc, gf_contacts *c, size_t *added) {
+    GF_TRY(points_reserve(lc, gf_collide_capacity(a, b)));
+    const double wa[3] = {p->w[0][i1], p->w[1][i1], p->w[2][i1]};
+    const double ta[3] = {dt * wa[0], dt * wa[1], dt * wa[2]};
+    double wb[3] = {0.0, 0.0, 0.0}, tb[3] = {0.0, 0.0, 0.0}, vb[3];
+    for (int d = 0; d < 3; ++d) {
+        vb[d] = i2 >= 0 ? p->v[d][i2] : vg[d];
+        wb[d] = i2 >= 0 ? p->w[d][i2] : 0.0;
+        tb[d] = dt * wb[d];
+    }
+    int count = 0;
+    gf_status st = gf_collide_turning(a, b, ta, tb, margin, lc->points, lc->cappoints, &count);
+    if (st != GF_OK)
+        return gf_error_context(st, "contact of particle %lld with %s %lld", (long long)p->id[i1],
+                                i2 >= 0 ? "particle" : "geometry body",
+                                (long long)(i2 >= 0 ? p->id[i2] : -1 - i2));
+    /* the pair's contacts: idx[lo .. hi) */
+    const uint64_t key = pair_key(i1, i2);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (idx[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (hi = lo; hi < n && idx[hi].key == key; ++hi)
+        ;
+    const double size = fmin(p->radius[i1], i2 >= 0 ? p->radius[i2] : INFINITY);
+    for (int k = 0; k < count; ++k) {
+        const gf_contact_point *cp = &lc->points[k];
+        double r1[3], r2[3], u1[3], u2[3], du[3];
+        for (int d = 0; d < 3; ++d) {
+            r1[d] = cp->p[d] - a->x[d];
+            r2[d] = cp->p[d] - b->x[d];
+        }
+        gf_cross(wa, r1, u1);
+        gf_cross(wb, r2, u2);
+        for (int d = 0; d < 3; ++d)
+            du[d] = p->v[d][i1] + u1[d] - vb[d] - u2[d];
+        if (!(cp->gap + dt * gf_dot(cp->n, du) < -GF_RECHECK_DEPTH * size))
+            continue;
+        int near = 0;
+        for (size_t e = lo; e < hi && !near; ++e) {
+            size_t j = (size_t)idx[e].j;
+            double e2 = 0.0;
+            for (int d = 0; d < 3; ++d) {
+                double x = c->r1[d][j] - r1[d];
+                e2 += x * x;
+            }
+            near = e2 < GF_RECHECK_APART * GF_RECHECK_APART * size * size;
+        }
+        if (near)
+            continue;
+        GF_TRY(contacts_push_point(c, p, i1, i2, GF_CONTACT_RECHECK_POINT + (int32_t)*added, cp->n,
+                                   cp->p, a->x, i2 >= 0 ? b->x : NULL, cp->gap, law));
+        ++*added;
+    }
+    return GF_OK;
+}
+
+/* Whether particle i turns by more than GF_RECHECK_DEPTH of `size` at its surface within dt. */
+static inline int turns(const gf_particles *p, size_t i, double dt, double size) {
+    if (p->shape[i] == GF_SHAPE_SPHERE)
+        return 0;
+    double w2 = p->w[0][i] * p->w[0][i] + p->w[1][i] * p->w[1][i] + p->w[2][i] * p->w[2][i];
+    return dt * sqrt(w2) * p->radius[i] > GF_RECHECK_DEPTH * size;
+}
+
 /* Each contact is solved by exactly one rank: the owner of the particle with the smaller id.
  * Pairs of two ghosts are never ours; a pair of an owned particle and a ghost is ours when the
  * owned one has the smaller id (its owner sees the same pair the other way round). */
@@ -576,6 +670,74 @@ static inline gf_status candidate(const gf_particles *p, const gf_materials *m, 
     if (!solved_here(p, (size_t)a, (size_t)b))
         return GF_OK;
     return pair_contacts(p, m, (size_t)a, (size_t)b, margin, dt, lc, out);
+}
+
+gf_status gf_contact_recheck(const gf_particles *p, const gf_walls *w, const gf_materials *m,
+                             double margin, double dt, gf_linkcells *lc, gf_contacts *c,
+                             size_t *added) {
+    *added = 0;
+    const size_t np = p->n_local + p->n_ghost;
+    int any = 0;
+    for (size_t i = 0; i < np && !any; ++i)
+        any = turns(p, i, dt, p->radius[i]);
+    if (!any)
+        return GF_OK;
+    const size_t n = c->count;
+    pair_entry *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx)
+        return GF_ERROR(GF_ERR_MEMORY, "an index of %zu contacts", n);
+    for (size_t j = 0; j < n; ++j) {
+        idx[j].key = pair_key(c->i1[j], c->i2[j]);
+        idx[j].j = (int32_t)j;
+    }
+    qsort(idx, n, sizeof *idx, pair_entry_cmp);
+    gf_status st = GF_OK;
+    for (size_t k = 0; k < lc->npair && st == GF_OK; ++k) {
+        int32_t a = lc->pa[k], b = lc->pb[k];
+        if (p->shape[a] == GF_SHAPE_SPHERE && p->shape[b] == GF_SHAPE_SPHERE)
+            continue;
+        double size = fmin(p->radius[a], p->radius[b]);
+        if ((!turns(p, (size_t)a, dt, size) && !turns(p, (size_t)b, dt, size)) ||
+            !solved_here(p, (size_t)a, (size_t)b))
+            continue;
+        double d[3] = {p->x[0][a] - p->x[0][b], p->x[1][a] - p->x[1][b], p->x[2][a] - p->x[2][b]};
+        double r = p->radius[a] + p->radius[b] + margin;
+        if (gf_dot(d, d) >= r * r)
+            continue;
+        gf_shape sa = gf_particles_shape(p, (size_t)a), sb = gf_particles_shape(p, (size_t)b);
+        gf_body_pose pa, pb;
+        gf_particles_pose(p, (size_t)a, &sa, &pa);
+        gf_particles_pose(p, (size_t)b, &sb, &pb);
+        gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
+        st = recheck_pair(p, &pa, &pb, a, b, NULL, margin, dt, &law, idx, n, lc, c, added);
+    }
+    const size_t ngeo = w->count + w->nbox + w->ncyl;
+    for (size_t i = 0; i < p->n_local && st == GF_OK; ++i) {
+        if (!turns(p, i, dt, p->radius[i]))
+            continue;
+        const double x[3] = {p->x[0][i], p->x[1][i], p->x[2][i]};
+        gf_shape si = gf_particles_shape(p, i);
+        gf_body_pose pi;
+        gf_particles_pose(p, i, &si, &pi);
+        for (size_t k = 0; k < ngeo && st == GF_OK; ++k) {
+            int body = k < w->count             ? (int)k
+                       : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
+                                                : GF_CYL_BASE + (int)(k - w->count - w->nbox);
+            double nrm[3];
+            double dist = k < w->count ? gf_walls_distance(w, k, x)
+                                       : gf_walls_obstacle_distance(w, body, x, nrm);
+            if (dist - p->radius[i] >= margin)
+                continue;
+            gf_shape shape;
+            gf_body_pose pg = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
+            gf_walls_body(w, body, &shape, pg.x, pg.q);
+            gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
+            st = recheck_pair(p, &pi, &pg, (int32_t)i, -1 - body, w->velocity[body], margin, dt,
+                              &law, idx, n, lc, c, added);
+        }
+    }
+    free(idx);
+    return st;
 }
 
 gf_status gf_contact_detect(const gf_particles *p, const gf_walls *w, const gf_materials *m,

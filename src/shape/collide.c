@@ -1122,9 +1122,7 @@ static gf_status turned_points(const gf_body_pose *a, const gf_body_pose *b, con
         double ge = end[e].gap - (gf_dot(n, la) - gf_dot(n, lb)), gnow = 0.0;
         for (int k = 0; k < 3; ++k)
             gnow += n[k] * (a->x[k] + ua[k] - b->x[k] - ub[k]);
-        if (!(ge < margin))
-            continue;
-        int near = -1;
+        int near = -1; /* (its end gap is within the margin: gf_collide's points are) */
         double dnear = INFINITY;
         for (int i = 0; i < now; ++i) {
             double d2 = 0.0;

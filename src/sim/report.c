@@ -211,7 +211,7 @@ void gf_sim_print_summary(gf_sim *sim) {
     for (int k = 0; k < GF_TIMER_COUNT; ++k)
         mn[k] = mx[k] = avg[k] = tm->elapsed[k];
     const gf_contact_figures *rf = &sim->run_figures;
-    int64_t counts[14] = {(int64_t)sim->particles.n_local,
+    int64_t counts[15] = {(int64_t)sim->particles.n_local,
                           sim->stepped_particles,
                           rf->solved,
                           rf->touching,
@@ -224,7 +224,8 @@ void gf_sim_print_summary(gf_sim *sim) {
                           sim->cells.renames,
                           sim->cells.updates,
                           sim->total_joints[0],
-                          sim->total_joints[1]};
+                          sim->total_joints[1],
+                          sim->rechecked_points};
     double pen[2] = {rf->max_penetration, rf->max_penetration_rel};
     gf_deepest_contact deepest = sim->deepest;
     if (sim->par && deepest_of_all(sim, &deepest) != GF_OK)
@@ -235,7 +236,7 @@ void gf_sim_print_summary(gf_sim *sim) {
             gf_par_allreduce_double(sim->par, mx, GF_TIMER_COUNT, GF_PAR_MAX) != GF_OK ||
             gf_par_allreduce_double(sim->par, avg, GF_TIMER_COUNT, GF_PAR_SUM) != GF_OK ||
             gf_par_allreduce_double(sim->par, pen, 2, GF_PAR_MAX) != GF_OK ||
-            gf_par_allreduce_i64(sim->par, counts, 14, GF_PAR_SUM) != GF_OK)
+            gf_par_allreduce_i64(sim->par, counts, 15, GF_PAR_SUM) != GF_OK)
             return;
         for (int k = 0; k < GF_TIMER_COUNT; ++k)
             avg[k] /= nranks;
@@ -313,6 +314,11 @@ void gf_sim_print_summary(gf_sim *sim) {
                     "per step; the solves resumed for them: %.3g sweeps per step (together at "
                     "most Solver.max_iterations in a step, then one sweep each)",
                     (double)counts[6] / steps, (double)sim->resumed_iterations / steps);
+    if (counts[14] > 0)
+        gf_log_info("  points of turning non-spherical bodies that the solved motion would close, "
+                    "added after the solve: %.3g per step (the pair found again with the solved "
+                    "turns; its time counts in solve)",
+                    (double)counts[14] / steps);
     gf_log_info("  solver sweeps per step: %.1f; steps that ended at max_iterations without "
                 "converging: %ld (%.1f%%)",
                 (double)sim->total_iterations / steps, sim->unconverged_steps,

@@ -786,24 +786,33 @@ COMM_TIMED(comm_max, (void *ctx, double *values, int n),
            gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX))
 #undef COMM_TIMED
 
-/* The solve, and with per-pair speculation the check that no near pair closes at the solved
- * velocities: those become contacts and the sweeps continue (collective: every rank continues
- * while any added a contact). */
+/* The rounds of a step's solve after which the turning non-spheres are checked again. */
+#define GF_SIM_RECHECKS 3
+
+/* The solve, and the check that no near pair (per-pair speculation) and no point of a turning
+ * non-spherical pair (gf_contact_recheck) closes at the solved velocities: those become contacts
+ * and the sweeps continue (collective: every rank continues while any added a contact). */
+
 static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
     gf_particles *p = &sim->particles;
     gf_contacts *c = &sim->contacts;
     gf_solver_result *res = &sim->last_solve;
     GF_TRY(gf_solver_solve(&sim->solver, p, &sim->walls, c, sim->dt, comm, res));
-    if (!c->speculate)
-        return GF_OK;
     /* The resumed solves of a step share one more budget of Solver.max_iterations sweeps (a
      * gas at max_iterations 10 made 87 sweeps a step in resumes of 10 each); once it is spent a
      * resume still makes one sweep, which solves the added contacts' blocks. */
     const long budget = sim->solver.prm.max_iterations;
     long spent = 0;
+    int rechecks = GF_SIM_RECHECKS; /* each round adds only points far from the pair's others */
     for (;;) {
-        size_t added = 0;
-        GF_TRY(gf_contact_promote(p, &sim->walls, &sim->materials, sim->dt, c, &added));
+        size_t added = 0, turned = 0;
+        if (c->speculate)
+            GF_TRY(gf_contact_promote(p, &sim->walls, &sim->materials, sim->dt, c, &added));
+        if (rechecks-- > 0)
+            GF_TRY(gf_contact_recheck(p, &sim->walls, &sim->materials, sim->margin, sim->dt,
+                                      &sim->cells, c, &turned));
+        sim->rechecked_points += (int64_t)turned;
+        added += turned;
         int64_t total = (int64_t)added;
         if (sim->distributed) {
             gf_timer_start(&sim->timers, GF_TIMER_COMM);
@@ -813,7 +822,7 @@ static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
         }
         if (total == 0)
             return GF_OK;
-        sim->promoted_contacts += (int64_t)added;
+        sim->promoted_contacts += (int64_t)(added - turned);
         gf_solver_result before = *res;
         GF_TRY(gf_solver_prepare(&sim->solver, p, c));
         sim->solver.prm.max_iterations = budget - spent > 1 ? budget - spent : 1;

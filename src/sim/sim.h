@@ -127,6 +127,7 @@ typedef struct {
                                   (gf_solver_comm.pipe_*); 0: its two synchronisations per
                                   sweep, which give the same results (for comparison) */
     int64_t promoted_contacts; /* near pairs made contacts after a solve (this rank) */
+    int64_t rechecked_points;  /* points of turning non-spheres added after a solve (this rank) */
     double margin;             /* the margin of the current step (contact detection and ghosts) */
     double max_radius;         /* the largest radius present (global), with the margin */
     int warned_displacement;   /* the warning of a coarse time step was given */
