@@ -1189,6 +1189,48 @@ static void test_cylinder_face_turning(void **state) {
             GF_ASSERT_OK(gf_collide(a, b, 0.05, plain, GF_MANIFOLD_MAX, &np));
             assert_int_equal(np, n - 1);
         }
+    /* a disc nearly flat, its whole rim within the margin: a full manifold gives up its highest
+     * point but the first for the turned one, on the faces as on the plane */
+    {
+        body flat;
+        double qf[4];
+        q_axis(1, 2, 0, 0.05, qf);
+        const double zf = top + half * cos(0.05) + rad * sin(0.05) + 1e-4;
+        body_set(&flat, shape_of(GF_SHAPE_CYLINDER, rad, half, 0), NULL, (double[]){0.1, 0.2, zf},
+                 qf);
+        gf_contact_point full[GF_MANIFOLD_MAX], plain[GF_MANIFOLD_MAX];
+        int nf = 0, np = 0;
+        GF_ASSERT_OK(
+            gf_collide_turning(&flat.p, &plane.p, turn, still, 0.5, full, GF_MANIFOLD_MAX, &nf));
+        GF_ASSERT_OK(gf_collide(&flat.p, &plane.p, 0.5, plain, GF_MANIFOLD_MAX, &np));
+        assert_int_equal(nf, GF_MANIFOLD_MAX);
+        assert_int_equal(np, GF_MANIFOLD_MAX);
+        int t = -1; /* the turned point: the one gf_collide does not give */
+        for (int i = 0; i < nf; ++i)
+            if (memcmp(&full[i], &plain[i], sizeof full[i]) != 0)
+                t = t < 0 ? i : 99;
+        assert_true(t > 0 && t < nf);
+        for (int f = 0; f < 2; ++f)
+            for (int swap = 0; swap < 2; ++swap) {
+                const gf_body_pose *a = swap ? &faces[f]->p : &flat.p,
+                                   *b = swap ? &flat.p : &faces[f]->p;
+                GF_ASSERT_OK(gf_collide_turning(a, b, swap ? still : turn, swap ? turn : still, 0.5,
+                                                pt, GF_MANIFOLD_MAX, &n));
+                GF_ASSERT_OK(gf_collide(a, b, 0.5, plain, GF_MANIFOLD_MAX, &np));
+                assert_int_equal(np, GF_MANIFOLD_MAX);
+                assert_int_equal(n, GF_MANIFOLD_MAX);
+                int found = 0;
+                for (int i = 1; i < n; ++i) {
+                    double e = fabs(pt[i].gap - full[t].gap);
+                    for (int d = 0; d < 3; ++d)
+                        e += fabs(pt[i].p[d] - full[t].p[d]) +
+                             fabs(pt[i].n[d] - (swap ? -full[t].n[d] : full[t].n[d]));
+                    found += e < 1e-12;
+                }
+                assert_int_equal(found, 1);
+                assert_memory_equal(&pt[0], &plain[0], sizeof pt[0]); /* the first is kept */
+            }
+    }
     /* a small box or post under the disc's lowest point only: the turned point is off its
      * face */
     for (int f = 0; f < 2; ++f) {

@@ -1002,28 +1002,37 @@ static int flat_face(const gf_body_pose *other, const double n[3], const double 
 }
 
 /* For the cylinder cyl touching a flat face of `other` (n from other towards cyl), the rim point
- * that the turn (cyl's relative to other) brings lowest against that face: appended to out as
- * cylinder_plane gives it against the face's plane, with the normal flipped when cyl is the
- * pair's b (flip). Only where the point lies on the face. */
-static void rim_on_face(const gf_body_pose *cyl, const gf_body_pose *other, const double n[3],
-                        const double turn[3], double margin, int flip, gf_contact_point *out,
-                        int *count) {
+ * that the turn (cyl's relative to other) brings lowest against that face: put in out as
+ * cylinder_plane puts it against the face's plane (a free place, or that of the highest point
+ * but the first if that lies higher), with the normal flipped when cyl is the pair's b (flip).
+ * Only where the point lies on the face. Returns whether it was put. */
+static int rim_on_face(const gf_body_pose *cyl, const gf_body_pose *other, const double n[3],
+                       const double turn[3], double margin, int flip, gf_contact_point *out,
+                       int *count) {
     double nb[3], on[3];
     int inside;
     if (!flat_face(other, n, cyl->x, nb, on, &inside))
-        return;
+        return 0;
     gf_contact_point o;
     if (!rim_turn_point(cyl, nb, gf_dot(on, nb), turn, margin, &o))
-        return;
+        return 0;
     double foot[3]; /* its point on the face */
     for (int k = 0; k < 3; ++k)
         foot[k] = o.p[k] - 0.5 * o.gap * o.n[k];
     if (!flat_face(other, n, foot, nb, on, &inside) || !inside)
-        return;
+        return 0;
     if (flip)
         for (int k = 0; k < 3; ++k)
             o.n[k] = -o.n[k];
-    out[(*count)++] = o;
+    int at = *count;
+    for (int i = 1; *count >= GF_MANIFOLD_MAX && i < *count; ++i)
+        if (out[i].gap > o.gap && (at == *count || out[i].gap > out[at].gap))
+            at = i;
+    if (at >= GF_MANIFOLD_MAX)
+        return 0;
+    out[at] = o;
+    *count += at == *count;
+    return 1;
 }
 
 /* The sphere (centre c, radius r) against the body b that turns by tb about its centre over the
@@ -1194,15 +1203,11 @@ gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const
     /* A cylinder on a flat face of a box or of another cylinder's cap, through the convex
      * path: the manifold, then the rim point the turn brings lowest against that face; any
      * other cylinder pair (a side against a side or an edge) as every other pair. */
-    if (*count > 0 && *count < GF_MANIFOLD_MAX) {
-        const double *n = out[0].n, back[3] = {-turn[0], -turn[1], -turn[2]};
-        const double nr[3] = {-n[0], -n[1], -n[2]};
-        int before = *count;
-        if (ta == GF_SHAPE_CYLINDER)
-            rim_on_face(a, b, n, turn, margin, 0, out, count);
-        if (*count == before && tb == GF_SHAPE_CYLINDER)
-            rim_on_face(b, a, nr, back, margin, 1, out, count);
-        if (*count > before)
+    if (*count > 0) {
+        const double n[3] = {out[0].n[0], out[0].n[1], out[0].n[2]};
+        const double back[3] = {-turn[0], -turn[1], -turn[2]}, nr[3] = {-n[0], -n[1], -n[2]};
+        if ((ta == GF_SHAPE_CYLINDER && rim_on_face(a, b, n, turn, margin, 0, out, count)) ||
+            (tb == GF_SHAPE_CYLINDER && rim_on_face(b, a, nr, back, margin, 1, out, count)))
             return GF_OK;
     }
     return turned_points(a, b, turn_a, turn_b, margin, out, cap, count);
