@@ -1229,6 +1229,17 @@ static void test_cylinder_face_turning(void **state) {
                 }
                 assert_int_equal(found, 1);
                 assert_memory_equal(&pt[0], &plain[0], sizeof pt[0]); /* the first is kept */
+                /* with room beside the manifold: appended, the manifold kept whole */
+                gf_contact_point more[GF_MANIFOLD_MAX + 1];
+                int nm = 0;
+                GF_ASSERT_OK(gf_collide_turning(a, b, swap ? still : turn, swap ? turn : still, 0.5,
+                                                more, GF_MANIFOLD_MAX + 1, &nm));
+                assert_int_equal(nm, GF_MANIFOLD_MAX + 1);
+                assert_memory_equal(more, plain, GF_MANIFOLD_MAX * sizeof more[0]);
+                double e = fabs(more[GF_MANIFOLD_MAX].gap - full[t].gap);
+                for (int d = 0; d < 3; ++d)
+                    e += fabs(more[GF_MANIFOLD_MAX].p[d] - full[t].p[d]);
+                assert_true(e < 1e-12);
             }
     }
     /* a small box or post under the disc's lowest point only: the turned point is off its

@@ -697,7 +697,7 @@ static void test_pair_list_new_particle(void **state) {
  * lower end only; gf_contact_recheck with the spin adds the upper end: its point is the
  * capsule's material point that ends lowest, where it is now, its gap the end's less the turn's
  * linear part (closed form from the turned axis), and nothing once that point is held. A spin
- * that lifts the upper end adds nothing. */
+ * that lifts the upper end adds nothing, nor does one that detection took already. */
 static void test_recheck_turning(void **state) {
     (void)state;
     gf_materials m;
@@ -741,10 +741,14 @@ static void test_recheck_turning(void **state) {
     const double wy = 6e-4 / (half * dt);
     size_t added = 0;
     p.w[1][0] = -wy; /* lifts the upper end */
-    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    GF_ASSERT_OK(gf_contact_recheck(&p, NULL, &w, &m, margin, dt, &lc, &c, &added));
     assert_int_equal(added, 0);
     p.w[1][0] = wy;
-    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    /* a spin detection took already (w0, its angular velocities then): left to detection */
+    const double *const w0[3] = {p.w[0], p.w[1], p.w[2]};
+    GF_ASSERT_OK(gf_contact_recheck(&p, w0, &w, &m, margin, dt, &lc, &c, &added));
+    assert_int_equal(added, 0);
+    GF_ASSERT_OK(gf_contact_recheck(&p, NULL, &w, &m, margin, dt, &lc, &c, &added));
     assert_int_equal(added, 1);
     assert_int_equal(c.count, 2);
     assert_true(c.point[1] >= GF_CONTACT_RECHECK_POINT);
@@ -765,7 +769,7 @@ static void test_recheck_turning(void **state) {
     GF_ASSERT_NEAR(c.r1[0][1], mn[0], 1e-12);
     GF_ASSERT_NEAR(c.r1[2][1] + 0.5 * c.gap[1], mn[2], 1e-12);
     /* held now: nothing more */
-    GF_ASSERT_OK(gf_contact_recheck(&p, &w, &m, margin, dt, &lc, &c, &added));
+    GF_ASSERT_OK(gf_contact_recheck(&p, NULL, &w, &m, margin, dt, &lc, &c, &added));
     assert_int_equal(added, 0);
     gf_contacts_free(&c);
     gf_linkcells_free(&lc);

@@ -49,12 +49,13 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
  * turn, the manifold also holds the point that will be nearest at the step's end, where it is
  * now, its gap the one it would reach less the turn's linear part: a cylinder's rim against a
  * plane, a box's face or a cylinder's cap (a rim rolling or wobbling on a flat face; either body
- * may be the cylinder; in a full manifold it takes the place of the highest point but the
- * first, if that lies higher), a sphere against a turning box, cylinder or capsule (an edge sweeping
- * past it), and for every other pair the points of the pair in the turned poses, mapped back to
- * their material points now (a capsule's cap tumbling onto a plane, the member of a turning
- * clump, a cylinder's side), while the buffer has room and only where the turns' second-order
- * displacement exceeds 1e-4 of the smaller body. Meshes are not covered. */
+ * may be the cylinder; appended when `cap` leaves room beyond gf_collide_capacity, else in the
+ * place of the highest point but the first, if that lies higher), a sphere against a turning box,
+ * cylinder or capsule (an edge sweeping past it), and for every other pair the points of the pair
+ * in the turned poses, mapped back to their material points now (a capsule's cap tumbling onto a
+ * plane, the member of a turning clump, a cylinder's side), while the buffer has room and only
+ * where the turns' second-order displacement exceeds 1e-4 of the smaller body. Meshes are not
+ * covered. */
 gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn_a[3],
                              const double turn_b[3], double margin, gf_contact_point *out, int cap,
                              int *count);

@@ -110,17 +110,19 @@ gf_status gf_contact_promote(const gf_particles *p, const gf_walls *w, const gf_
  * manifold's start at 0), so they join no joint block and key no other point's warm start. */
 #define GF_CONTACT_RECHECK_POINT (1 << 30)
 
-/* After a solve, for the pairs with a body that is not a sphere and turns (particle pairs of
- * lc's list, particles against walls and obstacles): the pair found again in the poses its
- * solved turns bring it to (gf_collide_turning with dt times the solved angular velocities), and
- * every point the solved velocities would take deeper than 1e-4 of the smaller body by the
+/* After a solve, for the pairs with a body that is not a sphere whose solved turn differs from
+ * the one detection took (angular velocities w0 then, per particle; NULL: none) by more than
+ * 1e-3 of the smaller body at its surface (particle pairs of lc's list, particles against walls
+ * and obstacles): the pair found again in the poses its solved turns bring it to
+ * (gf_collide_turning with dt times the solved angular velocities), and
+ * every point the solved velocities would take deeper than 1e-3 of the smaller body by the
  * step's end that lies farther than 5 % of that body from all of the pair's contacts becomes a
  * contact (zero impulse), appended; *added counts them. The step's detection took the turns
  * before the solve: an impact that tilts a disc's cap on a face within the step brings its rim
  * down between the manifold's points. */
-gf_status gf_contact_recheck(const gf_particles *p, const gf_walls *w, const gf_materials *m,
-                             double margin, double dt, gf_linkcells *lc, gf_contacts *c,
-                             size_t *added);
+gf_status gf_contact_recheck(const gf_particles *p, const double *const w0[3], const gf_walls *w,
+                             const gf_materials *m, double margin, double dt, gf_linkcells *lc,
+                             gf_contacts *c, size_t *added);
 
 /* The same by checking all pairs: the reference for tests. */
 gf_status gf_contact_detect_brute(const gf_particles *p, const gf_walls *w, const gf_materials *m,

@@ -43,8 +43,10 @@ gf_status gf_sim_init(gf_sim *sim, const gf_par *par) {
 }
 
 void gf_sim_free(gf_sim *sim) {
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < 3; ++d) {
         free(sim->ghost_ref[d]);
+        free(sim->w_detect[d]);
+    }
     gf_particles_free(&sim->particles);
     gf_clumps_free(&sim->clumps);
     gf_contacts_free(&sim->contacts);
@@ -786,6 +788,20 @@ COMM_TIMED(comm_max, (void *ctx, double *values, int n),
            gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX))
 #undef COMM_TIMED
 
+/* The angular velocities detection took for the step's turns, for gf_contact_recheck. */
+static gf_status keep_detected_turns(gf_sim *sim) {
+    const gf_particles *p = &sim->particles;
+    size_t n = p->n_local + p->n_ghost, cap = sim->cap_w_detect;
+    for (int d = 0; d < 3; ++d) {
+        cap = sim->cap_w_detect;
+        GF_TRY(gf_reserve((void **)&sim->w_detect[d], &cap, n, sizeof *sim->w_detect[d]));
+        if (n > 0)
+            memcpy(sim->w_detect[d], p->w[d], n * sizeof *sim->w_detect[d]);
+    }
+    sim->cap_w_detect = cap;
+    return GF_OK;
+}
+
 /* The rounds of a step's solve after which the turning non-spheres are checked again. */
 #define GF_SIM_RECHECKS 3
 
@@ -809,8 +825,9 @@ static gf_status solve(gf_sim *sim, const gf_solver_comm *comm) {
         if (c->speculate)
             GF_TRY(gf_contact_promote(p, &sim->walls, &sim->materials, sim->dt, c, &added));
         if (rechecks-- > 0)
-            GF_TRY(gf_contact_recheck(p, &sim->walls, &sim->materials, sim->margin, sim->dt,
-                                      &sim->cells, c, &turned));
+            GF_TRY(gf_contact_recheck(p, (const double *const *)sim->w_detect, &sim->walls,
+                                      &sim->materials, sim->margin, sim->dt, &sim->cells, c,
+                                      &turned));
         sim->rechecked_points += (int64_t)turned;
         added += turned;
         int64_t total = (int64_t)added;
@@ -891,6 +908,8 @@ gf_status gf_sim_step(gf_sim *sim) {
     sim->cells.skin = sim->skin_fraction * sim->max_radius;
     gf_status st = gf_contact_detect_step(&sim->particles, &sim->walls, &sim->materials,
                                           sim->margin, sim->dt, &sim->cells, c);
+    if (st == GF_OK)
+        st = keep_detected_turns(sim);
     gf_timer_stop(tm, GF_TIMER_DETECT);
     GF_TRY(st);
 

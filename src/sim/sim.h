@@ -140,6 +140,9 @@ typedef struct {
     double ghost_skin_fraction;
     double ghost_range; /* of the last build (0: none yet) */
     double *ghost_ref[3];
+    /* The angular velocities detection took for this step's turns (gf_contact_recheck). */
+    double *w_detect[3];
+    size_t cap_w_detect;
     size_t ghost_nref, ghost_capref;
     int ghost_restore;                  /* gf_sim_start builds the lists from ghost_ref */
     long ghost_builds, ghost_refreshes; /* exchanges of this run of either kind */
