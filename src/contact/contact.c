@@ -578,6 +578,12 @@ static int pair_entry_cmp(const void *x, const void *y) {
     return u->key < v->key ? -1 : u->key > v->key ? 1 : (u->j > v->j) - (u->j < v->j);
 }
 
+/* The point number of a contact added after the solve: from GF_CONTACT_RECHECK_POINT on, by its
+ * place in the list, so that the rounds of one step never repeat a warm-start key. */
+static inline int32_t recheck_point(const gf_contacts *c) {
+    return GF_CONTACT_RECHECK_POINT + (int32_t)(c->count % (size_t)GF_CONTACT_RECHECK_POINT);
+}
+
 /* Body a (particle i1) against body b (particle i2, or geometry body -1 - i2 at velocity vg):
  * gf_contact_recheck's test of one pair, its contacts found in idx[0 .. n). */
 static gf_status recheck_pair(const gf_particles *p, const gf_body_pose *a, const gf_body_pose *b,
@@ -637,8 +643,8 @@ static gf_status recheck_pair(const gf_particles *p, const gf_body_pose *a, cons
         }
         if (near)
             continue;
-        GF_TRY(contacts_push_point(c, p, i1, i2, GF_CONTACT_RECHECK_POINT + (int32_t)*added, cp->n,
-                                   cp->p, a->x, i2 >= 0 ? b->x : NULL, cp->gap, law));
+        GF_TRY(contacts_push_point(c, p, i1, i2, recheck_point(c), cp->n, cp->p, a->x,
+                                   i2 >= 0 ? b->x : NULL, cp->gap, law));
         ++*added;
     }
     return GF_OK;
