@@ -53,7 +53,7 @@ gf_status gf_collide(const gf_body_pose *a, const gf_body_pose *b, double margin
  * place of the highest point but the first, if that lies higher), a sphere against a turning box,
  * cylinder or capsule (an edge sweeping past it), and for every other pair the points of the pair
  * in the turned poses, mapped back to their material points now (a capsule's cap tumbling onto a
- * plane, the member of a turning clump, a cylinder's side), while the buffer has room and only
+ * plane, the member of a turning clump, a cylinder's side), within gf_collide_capacity and only
  * where the turns' second-order displacement exceeds 1e-4 of the smaller body. Meshes are not
  * covered. */
 gf_status gf_collide_turning(const gf_body_pose *a, const gf_body_pose *b, const double turn_a[3],

@@ -1096,11 +1096,11 @@ static inline double body_size(const gf_body_pose *p) {
  * sphere in sphere_turned, which this generalises: an edge sliding along an edge, a curved side,
  * the member of a turning clump). A point is added where the manifold has none near it (by its
  * point on a) or where it lies more than GF_RIM_RISE of the smaller body above the nearest one
- * (the turn brings another material point nearest), while the buffer has room: a full manifold
- * keeps its points (giving up the highest one let a box spinning on a box lose a support: the
- * hopper pour with boxes sank 2.8 % deep with it, 0.35 % without). Skipped where the turns'
- * second-order displacement R theta^2 stays below that rise: a body turning slowly keeps its
- * nearest points. */
+ * (the turn brings another material point nearest), within the pair's capacity however large
+ * the buffer: a full manifold keeps its points (giving up the highest one let a box spinning on
+ * a box lose a support: the hopper pour with boxes sank 2.8 % deep with it, 0.35 % without; a
+ * fifth point beside it, 4.8 %). Skipped where the turns' second-order displacement R theta^2
+ * stays below that rise: a body turning slowly keeps its nearest points. */
 static gf_status turned_points(const gf_body_pose *a, const gf_body_pose *b, const double ta[3],
                                const double tb[3], double margin, gf_contact_point *out, int cap,
                                int *count) {
