@@ -33,6 +33,7 @@ void gf_solver_params_default(gf_solver_params *prm) {
     prm->error_reduction = 0.1;
     prm->penetration_slop = 1e-6;
     prm->over_relaxation = 1.0;
+    prm->quiet = GF_SOLVER_QUIET;
     prm->joint_manifolds = 1;
 }
 
@@ -159,6 +160,7 @@ void gf_solver_free(gf_solver *s) {
     free(s->drift);
     free(s->slack);
     free(s->slack_ref);
+    free(s->quiet_u);
     memset(s, 0, sizeof *s);
 }
 
@@ -1155,6 +1157,54 @@ static inline void over_relax(const gf_solver_contact *k, double omega, double k
     x[0] -= kap;
 }
 
+/* The over-relaxed sphere block with one projection: the unconstrained new impulse of
+ * solve_sphere moved on to lambda + omega (y - lambda), then brought into the cone. Its fixed
+ * points are over_relax's (x = lambda: y_n <= 0 where lambda_n = 0, and the tangential step's
+ * projection leaves lambda_t in place exactly where the disc's projection of y_t is lambda_t),
+ * and it saves the first projection's square root and division, a fifth of a sphere sweep. */
+static inline void sphere_relaxed(const gf_solver_contact *k, const double u[3], double omega,
+                                  double kap, double x[3]) {
+    const double *l = k->lambda;
+    double dn = -(u[0] + k->bias) * k->inv_an, dt = -u[1] * k->inv_at, dot = -u[2] * k->inv_at;
+    into_cone(k->mu, l[0] + kap + omega * dn, l[1] + omega * dt, l[2] + omega * dot, x);
+    x[0] -= kap;
+}
+
+/* Whether the point block k is quiet (gf_solver.quiet; `last`: its 4 quiet_u), u its relative
+ * velocity now. A plain solve now would move its impulse from the plain answer at its last
+ * solve by at most |u - u_last| (in velocity units: a sphere block's Delassus matrix is
+ * diagonal and its projection non-expansive), and that answer lies within r_last of the impulse
+ * the last solve left (r_last = 0 for a plain, unweighted solve; an over-relaxed or damped one
+ * stops short of it or beyond). Only sphere blocks: a general block's coupled Delassus matrix
+ * can turn a small change of u into a larger one of the velocities (a box on a meshed incline
+ * drifted sideways past its test's bound), and a block with torques or a rebound has inputs
+ * beyond u. */
+static inline int quiet_block(const gf_solver *s, const gf_solver_contact *k, const double last[4],
+                              double u[3]) {
+    relative_velocity(s, k, u);
+    return fabs(u[0] - last[0]) + fabs(u[1] - last[1]) + fabs(u[2] - last[2]) + last[3] <
+               s->quiet &&
+           k->general < 0 && torque_free(s, k) && !rebound_of(s, k);
+}
+
+/* After a solve of point block k whose plain answer was xp: its relative velocity (u if the
+ * solve changed nothing) and the distance, in velocity units, between xp and the impulse it was
+ * left with (quiet_block). */
+static inline void quiet_keep(const gf_solver *s, const gf_solver_contact *k, const double xp[3],
+                              const double *u, double last[4]) {
+    if (u)
+        memcpy(last, u, 3 * sizeof *u);
+    else
+        relative_velocity(s, k, last);
+    const double *l = k->lambda;
+    double dn = fabs(xp[0] - l[0]), dt = fabs(xp[1] - l[1]) + fabs(xp[2] - l[2]);
+    if (dn == 0.0 && dt == 0.0) {
+        last[3] = 0.0;
+        return;
+    }
+    last[3] = k->an * dn + dt / k->inv_at;
+}
+
 /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the block at
  * record q would give the same impulse. */
 static inline int unchanged(const gf_solver *s, const gf_solver_contact *k, size_t q) {
@@ -1179,17 +1229,37 @@ static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
             s->slack[q])
             return GF_OK;
     }
-    double u[3], x[3];
+    double u[3], x[3], xp[3] = {0.0, 0.0, 0.0};
+    const int quiet = s->quiet > 0.0;
+    double *last = s->quiet_u + 4 * q;
+    if (quiet && quiet_block(s, k, last, u))
+        return GF_OK;
     ++s->blocks;
-    GF_TRY(solve_block(s, p, c, k, u, x, sum));
-    if (s->omega != 1.0)
-        over_relax(k, s->omega, s->cohesive ? s->kappa[k->contact] : 0.0, x);
+    if (!quiet) /* else quiet_block took it */
+        relative_velocity(s, k, u);
+    *sum += u[0] + u[1] + u[2];
+    const double kap = s->cohesive ? s->kappa[k->contact] : 0.0;
+    if (k->general < 0 && s->omega != 1.0 && !quiet) {
+        sphere_relaxed(k, u, s->omega, kap, x);
+    } else {
+        if (k->general >= 0)
+            GF_TRY(solve_general(s, p, c, k, u, x));
+        else if (s->cohesive)
+            solve_sphere_cohesive(k, u, kap, x);
+        else
+            solve_sphere(k, u, x);
+        memcpy(xp, x, sizeof x);
+        if (s->omega != 1.0)
+            over_relax(k, s->omega, kap, x);
+    }
     const double wgt = update_weight(s, k);
     double d[3] = {wgt * (x[0] - k->lambda[0]), wgt * (x[1] - k->lambda[1]),
                    wgt * (x[2] - k->lambda[2])};
     int changed = d[0] != 0.0 || d[1] != 0.0 || d[2] != 0.0;
     if (changed)
         add_change(s, k, d, top);
+    if (quiet && k->general < 0)
+        quiet_keep(s, k, xp, changed ? NULL : u, last);
     if (s->resistive)
         changed |= resist_block(s, k, wgt);
     if (s->rebounding)
@@ -1382,6 +1452,13 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     GF_TRY(gf_reserve((void **)&s->slack_ref, &s->capslack, s->ncontact, sizeof *s->slack_ref));
     forget_changes(s);
     memset(s->drift, 0, s->capb * sizeof *s->drift);
+    s->quiet = 0.0;
+    const int quiet_on = fixed <= 0 && s->prm.tolerance > 0.0 && s->prm.quiet > 0.0;
+    if (quiet_on) {
+        GF_TRY(gf_reserve((void **)&s->quiet_u, &s->capquiet, 4 * s->ncontact, sizeof *s->quiet_u));
+        for (size_t q = 0; q < 4 * s->ncontact; ++q) /* no block solved yet: none quiet */
+            s->quiet_u[q] = INFINITY;
+    }
     if (s->ncontact > 0) /* without contacts nothing was allocated */
         memset(s->slack, 0, s->ncontact * sizeof *s->slack);
     s->blocks = 0;
@@ -1494,16 +1571,20 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
          * determinant is (1 - omega)^n), however fast two sweeps seem to. */
         if (s->omega != 1.0)
             rho = fmax(rho, fabs(1.0 - s->omega));
-        double floor = GF_SOLVER_FLOOR * fmax(m[3], m[4]);
-        int done = m[0] <= floor || (rho < 1.0 && m[0] / (1.0 - rho) <= s->prm.tolerance * m[3]);
+        /* Quiet blocks left unsolved may each be up to `quiet` from their own answer: a
+         * change the sweeps would have made, added to D. */
+        double floor = GF_SOLVER_FLOOR * fmax(m[3], m[4]), dq = m[0] + s->quiet;
+        int done = m[0] <= floor || (rho < 1.0 && dq / (1.0 - rho) <= s->prm.tolerance * m[3]);
         res->reference = m[3];
         res->floor = floor;
         res->stalled = !done && m[0] > floor && !(rho < GF_SOLVER_STALL);
-        res->error = !res->stalled && m[0] > floor ? m[0] / (1.0 - rho) : m[0];
+        res->error = !res->stalled && m[0] > floor ? dq / (1.0 - rho) : fmax(m[0], s->quiet);
         res->residual = res->error == 0.0 ? 0.0 : (m[3] > 0.0 ? res->error / m[3] : INFINITY);
         res->converged = done;
         if (done && s->prm.tolerance > 0.0)
             break;
+        /* From the first test on, v_ref is the same on every rank. */
+        s->quiet = quiet_on ? s->prm.quiet * s->prm.tolerance * m[3] : 0.0;
         /* Over-relaxed sweeps that stopped contracting (friction's non-smooth cone can make
          * them overshoot to and fro): plain ones for the rest of the step. */
         if (s->omega != 1.0 && m[1] > 0.0 && m[0] > m[1])

@@ -59,6 +59,9 @@ typedef struct {
     long check_every;        /* sweeps between stopping tests (each a global reduction of five
                                 numbers); D is measured at each test sweep and the sweep
                                 before it */
+    double quiet;            /* a block whose relative velocity changed by less than this share
+                                of what the tolerance allows since its last solve is not solved
+                                again (gf_solver.quiet); GF_SOLVER_QUIET, 0: every block */
     int warm_start;          /* start from the previous step's impulses */
     int joint_manifolds;     /* the points of one pair's manifold as one block (README) */
 } gf_solver_params;
@@ -126,6 +129,11 @@ typedef struct {
     double floor;     /* (m/s) */
     double residual;  /* error / reference: compare with the tolerance (0 when error is 0) */
 } gf_solver_result;
+
+/* The default quiet share (gf_solver_params.quiet): it adds at most 1e-3 of the tolerance to a
+ * block's error, and spares most of a dense flow's late solves (docs/physics.md, "Quiet
+ * blocks"). */
+#define GF_SOLVER_QUIET 1e-3
 
 /* Sweeps whose change shrinks by less than this factor per sweep have stopped contracting:
  * D_k / (1 - rate) would extrapolate a rate that is no rate (a cycle gave 3e16 times the
@@ -253,6 +261,16 @@ typedef struct {
      * slack and its bodies' drift when it was found. */
     double *drift, *slack, *slack_ref;
     size_t capdrift, capslack;
+    /* And a quiet sphere block: one whose relative velocity u has changed by less than
+     * `quiet` (in |.|_1, with the distance its last solve left it from its own answer) since
+     * that solve (quiet_u[4 q .. 4 q + 3]: that u and that distance, record q). Its solve would
+     * change the velocities by less than `quiet`: set, after the first stopping test, to
+     * prm.quiet times what the tolerance allows, and added to the estimated error. 0: no block
+     * is quiet (tolerance 0, a fixed number of sweeps, the sweeps before the first test).
+     * Gauss-Seidel's late sweeps otherwise solve most blocks again for changes of a few ulps
+     * that spread through the whole packing (docs/physics.md, "Quiet blocks"). */
+    double quiet, *quiet_u;
+    size_t capquiet;
     int64_t blocks; /* blocks solved in this solve */
     size_t capstamp, capseen;
     /* Cohesion (docs/physics.md, "Cohesion"): where `cohesive`, kappa[j] is the pull contact j
