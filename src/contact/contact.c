@@ -51,6 +51,7 @@ void gf_contacts_free(gf_contacts *c) {
     CONTACT_ARRAYS(c, FREE_ARRAY);
     NEAR_ARRAYS(c, FREE_ARRAY);
 #undef FREE_ARRAY
+    free(c->recheck_index);
     gf_contacts_init(c);
 }
 
@@ -259,6 +260,25 @@ static gf_status geometry_push(const gf_particles *p, const gf_body_pose *pa, co
                         margin, law, lc, out);
 }
 
+/* The walls and obstacles a particle may meet, numbered k = 0 .. geometry_count - 1: the walls,
+ * then the obstacle boxes, then the cylinders. */
+static inline size_t geometry_count(const gf_walls *w) {
+    return w->count + w->nbox + w->ncyl;
+}
+
+/* Geometry k's body number if its surface lies within `margin` of the bounding sphere of radius
+ * r at x, else -1. */
+static inline int geometry_within(const gf_walls *w, size_t k, const double x[3], double r,
+                                  double margin) {
+    int body = k < w->count             ? (int)k
+               : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
+                                        : GF_CYL_BASE + (int)(k - w->count - w->nbox);
+    double n[3];
+    double dist =
+        k < w->count ? gf_walls_distance(w, k, x) : gf_walls_obstacle_distance(w, body, x, n);
+    return dist - r < margin ? body : -1;
+}
+
 /* A body that is not a sphere against the walls (planes) and the obstacles (a box, a cylinder),
  * each as a body of infinite mass, after a test of the bounding sphere. */
 static gf_status general_walls(const gf_particles *p, const gf_walls *w, const gf_materials *m,
@@ -268,17 +288,9 @@ static gf_status general_walls(const gf_particles *p, const gf_walls *w, const g
     gf_shape si = gf_particles_shape(p, i);
     gf_body_pose pa;
     gf_particles_pose(p, i, &si, &pa);
-    for (size_t k = 0; k < w->count; ++k) {
-        if (gf_walls_distance(w, k, c) - p->radius[i] >= margin)
-            continue;
-        gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[k]);
-        GF_TRY(geometry_push(p, &pa, w, (int)k, i, margin, dt, &law, lc, out));
-    }
-    size_t nobs = w->nbox + w->ncyl;
-    for (size_t k = 0; k < nobs; ++k) {
-        int body = k < w->nbox ? GF_BOX_BASE + (int)k : GF_CYL_BASE + (int)(k - w->nbox);
-        double n[3];
-        if (gf_walls_obstacle_distance(w, body, c, n) - p->radius[i] >= margin)
+    for (size_t k = 0; k < geometry_count(w); ++k) {
+        int body = geometry_within(w, k, c, p->radius[i], margin);
+        if (body < 0)
             continue;
         gf_contact_law law = gf_contact_law_of(m, p->material[i], w->material[body]);
         GF_TRY(geometry_push(p, &pa, w, body, i, margin, dt, &law, lc, out));
@@ -699,9 +711,8 @@ gf_status gf_contact_recheck(const gf_particles *p, const double *const w0[3], c
     if (!any)
         return GF_OK;
     const size_t n = c->count;
-    pair_entry *idx = malloc((n ? n : 1) * sizeof *idx);
-    if (!idx)
-        return GF_ERROR(GF_ERR_MEMORY, "an index of %zu contacts", n);
+    GF_TRY(gf_reserve(&c->recheck_index, &c->cap_recheck_index, n ? n : 1, sizeof(pair_entry)));
+    pair_entry *idx = c->recheck_index;
     for (size_t j = 0; j < n; ++j) {
         idx[j].key = pair_key(c->i1[j], c->i2[j]);
         idx[j].j = (int32_t)j;
@@ -727,7 +738,6 @@ gf_status gf_contact_recheck(const gf_particles *p, const double *const w0[3], c
         gf_contact_law law = gf_contact_law_of(m, p->material[a], p->material[b]);
         st = recheck_pair(p, &pa, &pb, a, b, NULL, margin, dt, &law, idx, n, lc, c, added);
     }
-    const size_t ngeo = w->count + w->nbox + w->ncyl;
     for (size_t i = 0; i < p->n_local && st == GF_OK; ++i) {
         if (!turns(p, w0, i, dt, p->radius[i]))
             continue;
@@ -735,14 +745,9 @@ gf_status gf_contact_recheck(const gf_particles *p, const double *const w0[3], c
         gf_shape si = gf_particles_shape(p, i);
         gf_body_pose pi;
         gf_particles_pose(p, i, &si, &pi);
-        for (size_t k = 0; k < ngeo && st == GF_OK; ++k) {
-            int body = k < w->count             ? (int)k
-                       : k < w->count + w->nbox ? GF_BOX_BASE + (int)(k - w->count)
-                                                : GF_CYL_BASE + (int)(k - w->count - w->nbox);
-            double nrm[3];
-            double dist = k < w->count ? gf_walls_distance(w, k, x)
-                                       : gf_walls_obstacle_distance(w, body, x, nrm);
-            if (dist - p->radius[i] >= margin)
+        for (size_t k = 0; k < geometry_count(w) && st == GF_OK; ++k) {
+            int body = geometry_within(w, k, x, p->radius[i], margin);
+            if (body < 0)
                 continue;
             gf_shape shape;
             gf_body_pose pg = {&shape, NULL, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}};
@@ -752,7 +757,6 @@ gf_status gf_contact_recheck(const gf_particles *p, const double *const w0[3], c
                               &law, idx, n, lc, c, added);
         }
     }
-    free(idx);
     return st;
 }
 

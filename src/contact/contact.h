@@ -69,6 +69,9 @@ typedef struct {
     int32_t *near1, *near2; /* as i1, i2 */
     double *near_gap;
     double *near_n[3];
+    /* gf_contact_recheck's index of the contacts by pair, kept between steps. */
+    void *recheck_index;
+    size_t cap_recheck_index;
 } gf_contacts;
 
 /* The contact law of a pair of materials. */

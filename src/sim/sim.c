@@ -788,10 +788,16 @@ COMM_TIMED(comm_max, (void *ctx, double *values, int n),
            gf_par_allreduce_double(sim->par, values, n, GF_PAR_MAX))
 #undef COMM_TIMED
 
-/* The angular velocities detection took for the step's turns, for gf_contact_recheck. */
+/* The angular velocities detection took for the step's turns, for gf_contact_recheck, which
+ * reads them for non-spheres only: a step without any copies nothing. */
 static gf_status keep_detected_turns(gf_sim *sim) {
     const gf_particles *p = &sim->particles;
     size_t n = p->n_local + p->n_ghost, cap = sim->cap_w_detect;
+    size_t i = 0;
+    while (i < n && p->shape[i] == GF_SHAPE_SPHERE)
+        ++i;
+    if (i == n)
+        return GF_OK;
     for (int d = 0; d < 3; ++d) {
         cap = sim->cap_w_detect;
         GF_TRY(gf_reserve((void **)&sim->w_detect[d], &cap, n, sizeof *sim->w_detect[d]));

@@ -161,6 +161,7 @@ void gf_solver_free(gf_solver *s) {
     free(s->slack);
     free(s->slack_ref);
     free(s->quiet_u);
+    free(s->head);
     memset(s, 0, sizeof *s);
 }
 
@@ -634,6 +635,7 @@ static gf_status number_bodies(gf_solver *s, const gf_particles *p, const gf_con
     const int32_t nlocal = (int32_t)p->n_local;
     GF_TRY(gf_reserve((void **)&s->rec_of, &s->cap_of, nb, sizeof *s->rec_of));
     GF_TRY(gf_reserve((void **)&s->part_of, &s->cap_part, nb, sizeof *s->part_of));
+    GF_TRY(gf_reserve((void **)&s->head, &s->caphead, c->count, sizeof *s->head));
     for (size_t i = 0; i < nb; ++i)
         s->rec_of[i] = -1;
     s->nrec = 0;
@@ -661,6 +663,7 @@ static gf_status number_bodies(gf_solver *s, const gf_particles *p, const gf_con
         int32_t a = c->i1[j], b = c->i2[j];
         k->b1 = s->rec_of[slot ? slot[a] : a];
         k->b2 = b < 0 ? geometry + (-1 - b) : s->rec_of[slot ? slot[b] : b];
+        s->head[q] = (gf_solver_head){k->b1, k->b2, k->general, 0};
     }
     s->nedge = 0;
     if (!shared)
@@ -1207,9 +1210,10 @@ static inline void quiet_keep(const gf_solver *s, const gf_solver_contact *k, co
 
 /* Unchanged since it last changed nothing (most open contacts of a sparse flow): the block at
  * record q would give the same impulse. */
-static inline int unchanged(const gf_solver *s, const gf_solver_contact *k, size_t q) {
+static inline int unchanged(const gf_solver *s, size_t q) {
     uint32_t since = s->seen[q];
-    return s->stamp[k->b1] < since && s->stamp[k->b2] < since;
+    const gf_solver_head *h = &s->head[q];
+    return s->stamp[h->b1] < since && s->stamp[h->b2] < since;
 }
 
 /* One Gauss-Seidel block of one point at record q; *sum collects the relative velocities, *top
@@ -1218,17 +1222,17 @@ static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
                                                                    const gf_particles *p,
                                                                    const gf_contacts *c, size_t q,
                                                                    double *sum, double *top) {
-    gf_solver_contact *k = &s->rec[q];
-    if (unchanged(s, k, q))
+    if (unchanged(s, q))
         return GF_OK;
     /* An open contact whose bodies' velocities have not changed by its slack since: it is
      * still open, and would stay without impulse. */
     if (s->slack[q] > 0.0) {
-        double moved = s->drift[k->b1] + s->drift[k->b2];
+        double moved = s->drift[s->head[q].b1] + s->drift[s->head[q].b2];
         if ((moved - s->slack_ref[q]) * (1.0 + GF_SOLVER_SLACK_REL) + GF_SOLVER_SLACK_REL * moved <
             s->slack[q])
             return GF_OK;
     }
+    gf_solver_contact *k = &s->rec[q];
     double u[3], x[3], xp[3] = {0.0, 0.0, 0.0};
     const int quiet = s->quiet > 0.0;
     double *last = s->quiet_u + 4 * q;
@@ -1279,7 +1283,7 @@ static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
  * by one once the joint solve has failed; *sum and *top as above. */
 static gf_status joint_block(gf_solver *s, const gf_particles *p, const gf_contacts *c, size_t q,
                              int points, double *sum, double *top) {
-    if (unchanged(s, &s->rec[q], q))
+    if (unchanged(s, q))
         return GF_OK;
     double x[3 * GF_MANIFOLD_KERNEL_MAX];
     int ok;
@@ -1303,7 +1307,7 @@ static gf_status sweep_gauss_seidel(gf_solver *s, const gf_particles *p, const g
         forget_changes(s);
     for (size_t q = from; q < to;) {
         /* 0 points: a later point of a block solved one by one */
-        int points = s->rec[q].general < 0 ? 1 : joint_points(s, &s->rec[q]);
+        int points = s->head[q].general < 0 ? 1 : joint_points(s, &s->rec[q]);
         if (points > 1) {
             GF_TRY(joint_block(s, p, c, q, points, &sum, &top));
             q += (size_t)points;
@@ -1680,7 +1684,7 @@ static gf_status turning_surfaces(gf_solver *s, const gf_walls *w, const gf_cont
         gf_solver_body *g = &s->body[next];
         memset(g, 0, sizeof *g);
         gf_walls_surface_velocity(w, -1 - b, point, g->v);
-        s->rec[q].b2 = (int32_t)next++;
+        s->rec[q].b2 = s->head[q].b2 = (int32_t)next++;
     }
     return GF_OK;
 }

@@ -215,11 +215,20 @@ typedef struct {
     double N, rho[2];
 } gf_solver_rebound;
 
+/* The part of a contact record a sweep reads to decide whether to solve it (gf_solver.head):
+ * its bodies and whether it is a sphere block, in a compact array of its own, so that the
+ * blocks a sweep skips (most of them, late in a solve) do not stream the whole records. */
+typedef struct {
+    int32_t b1, b2, general, pad;
+} gf_solver_head;
+
 typedef struct {
     gf_solver_params prm;
     gf_contact_kernel_fn kernel; /* of the general blocks */
     size_t ncontact, capc;
     gf_solver_contact *rec; /* in contact order after prepare, in sweep order during a solve */
+    gf_solver_head *head;   /* rec's bodies and kinds, in sweep order during a solve */
+    size_t caphead;
     gf_solver_contact *tmp; /* the permutation's target */
     size_t captmp;
     size_t ngeneral, capg;
