@@ -34,6 +34,7 @@ void gf_solver_params_default(gf_solver_params *prm) {
     prm->penetration_slop = 1e-6;
     prm->over_relaxation = 1.0;
     prm->quiet = GF_SOLVER_QUIET;
+    prm->quiet_share = GF_SOLVER_QUIET_SHARE;
     prm->joint_manifolds = 1;
 }
 
@@ -1236,8 +1237,13 @@ static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
     double u[3], x[3], xp[3] = {0.0, 0.0, 0.0};
     const int quiet = s->quiet > 0.0;
     double *last = s->quiet_u + 4 * q;
-    if (quiet && quiet_block(s, k, last, u))
-        return GF_OK;
+    if (quiet) {
+        ++s->quiet_tests;
+        if (quiet_block(s, k, last, u)) {
+            ++s->quiet_skips;
+            return GF_OK;
+        }
+    }
     ++s->blocks;
     if (!quiet) /* else quiet_block took it */
         relative_velocity(s, k, u);
@@ -1457,7 +1463,8 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     forget_changes(s);
     memset(s->drift, 0, s->capb * sizeof *s->drift);
     s->quiet = 0.0;
-    const int quiet_on = fixed <= 0 && s->prm.tolerance > 0.0 && s->prm.quiet > 0.0;
+    s->quiet_tests = s->quiet_skips = 0;
+    int quiet_on = fixed <= 0 && s->prm.tolerance > 0.0 && s->prm.quiet > 0.0;
     if (quiet_on) {
         GF_TRY(gf_reserve((void **)&s->quiet_u, &s->capquiet, 4 * s->ncontact, sizeof *s->quiet_u));
         for (size_t q = 0; q < 4 * s->ncontact; ++q) /* no block solved yet: none quiet */
@@ -1555,9 +1562,16 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
             old = ntests - 1;
         long span = old >= 0 ? k - tests[old].k : 0;
         /* Every rank must stop after the same sweep: the decision is global. */
-        double m[5] = {dk, k > 1 ? prev : -1.0, old >= 0 ? tests[old].d : -1.0, vref, scale};
+        /* Quiet blocks pay where a good share of the blocks tested are quiet (a converging
+         * dense flow); where few are (steps far from converged, every block still moving) the
+         * test only costs: then no more for this step, on any rank once on none they paid. */
+        const int useful = s->quiet == 0.0 || s->quiet_skips >= s->prm.quiet_share * s->quiet_tests;
+        s->quiet_tests = s->quiet_skips = 0;
+        double m[6] = {dk,    k > 1 ? prev : -1.0, old >= 0 ? tests[old].d : -1.0, vref,
+                       scale, useful ? 1.0 : 0.0};
         if (comm && comm->max)
-            GF_TRY(comm->max(comm->ctx, m, 5));
+            GF_TRY(comm->max(comm->ctx, m, 6));
+        quiet_on = quiet_on && m[5] > 0.0;
         if (ntests == GF_SOLVER_WINDOW + 1) {
             memmove(tests, tests + 1, GF_SOLVER_WINDOW * sizeof tests[0]);
             --ntests;
