@@ -488,13 +488,9 @@ static inline void solve_sphere_cohesive(const gf_solver_contact *k, const doubl
     x[0] -= kap;
 }
 
-/* The new impulse x of contact k from the current velocities; *sum collects the relative
- * velocities (a non-finite number shows there, checked once per sweep). */
-static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
-                                    const gf_solver_contact *k, double u[3], double x[3],
-                                    double *sum) {
-    relative_velocity(s, k, u);
-    *sum += u[0] + u[1] + u[2];
+/* The new impulse x of contact k at its relative velocity u (the model's kernel). */
+static inline gf_status solve_at(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                                 const gf_solver_contact *k, const double u[3], double x[3]) {
     if (k->general >= 0)
         return solve_general(s, p, c, k, u, x);
     if (s->cohesive)
@@ -502,6 +498,16 @@ static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, c
     else
         solve_sphere(k, u, x);
     return GF_OK;
+}
+
+/* The same from the current velocities; *sum collects the relative velocities (a non-finite
+ * number shows there, checked once per sweep). */
+static inline gf_status solve_block(const gf_solver *s, const gf_particles *p, const gf_contacts *c,
+                                    const gf_solver_contact *k, double u[3], double x[3],
+                                    double *sum) {
+    relative_velocity(s, k, u);
+    *sum += u[0] + u[1] + u[2];
+    return solve_at(s, p, c, k, u, x);
 }
 
 /* The new impulses x of the m points of the joint block at record q (docs/physics.md, "Contact
@@ -1252,12 +1258,7 @@ static inline __attribute__((always_inline)) gf_status point_block(gf_solver *s,
     if (k->general < 0 && s->omega != 1.0 && !quiet) {
         sphere_relaxed(k, u, s->omega, kap, x);
     } else {
-        if (k->general >= 0)
-            GF_TRY(solve_general(s, p, c, k, u, x));
-        else if (s->cohesive)
-            solve_sphere_cohesive(k, u, kap, x);
-        else
-            solve_sphere(k, u, x);
+        GF_TRY(solve_at(s, p, c, k, u, x));
         memcpy(xp, x, sizeof x);
         if (s->omega != 1.0)
             over_relax(k, s->omega, kap, x);
@@ -1464,7 +1465,7 @@ static gf_status iterate(gf_solver *s, gf_particles *p, const gf_contacts *c,
     memset(s->drift, 0, s->capb * sizeof *s->drift);
     s->quiet = 0.0;
     s->quiet_tests = s->quiet_skips = 0;
-    int quiet_on = fixed <= 0 && s->prm.tolerance > 0.0 && s->prm.quiet > 0.0;
+    int quiet_on = !jacobi && fixed <= 0 && s->prm.tolerance > 0.0 && s->prm.quiet > 0.0;
     if (quiet_on) {
         GF_TRY(gf_reserve((void **)&s->quiet_u, &s->capquiet, 4 * s->ncontact, sizeof *s->quiet_u));
         for (size_t q = 0; q < 4 * s->ncontact; ++q) /* no block solved yet: none quiet */
